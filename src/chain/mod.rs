@@ -1,0 +1,327 @@
+//! Chains: a [`LongTask`] and its thread's profiles → [`TaskChain`] (SPEC §1 steps 1–6).
+//!
+//! 1. Window `[ts − lookback, ts + dur)`. 2. Candidates: the samples of one profile of the
+//! task's thread inside it. 3. Targets: the largest group of candidates with the same
+//! stack (ties: earliest first sample). 4. Its stack's frame is the leaf. 5. The parent
+//! walk gives the chain, reversed to root → leaf, without `(root)`. 6. Confidence: the
+//! targets' time (each sample stands until the next sample, clipped to the window) ÷ `dur`.
+//! [`Method::HeaviestPath`] replaces steps 3–4 by a descent into the heaviest child stack.
+
+mod heaviest;
+mod window;
+
+use crate::profile::{CpuProfile, FrameKind, ProfileSet, StackIndex};
+use crate::tasks::LongTask;
+use crate::time::TimeDelta;
+pub use window::Window;
+
+/// How the target stack is chosen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Method {
+    /// SPEC §1: the largest group of samples with the same stack.
+    #[default]
+    LargestStack,
+    /// Descend from the root into the child with the most sample time while it holds at
+    /// least half of its parent's time.
+    HeaviestPath,
+}
+
+/// What happens to a task whose confidence is below `--min-confidence`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum LowConfidencePolicy {
+    /// Keep the row with status `low_confidence`.
+    #[default]
+    Flag,
+    /// Leave the row out.
+    Drop,
+    /// Resolve again with the heaviest-path method (flag `fallback`).
+    Fallback,
+}
+
+/// Settings of chain resolution.
+#[derive(Clone, Copy, Debug)]
+pub struct ChainConfig {
+    /// Back-tracking time before `ts` (`--lookback-ms`, default 0).
+    pub lookback: TimeDelta,
+    /// `--min-confidence` (0.5).
+    pub min_confidence: f64,
+    /// `--on-low-confidence`.
+    pub policy: LowConfidencePolicy,
+    /// `--method`.
+    pub method: Method,
+}
+
+impl Default for ChainConfig {
+    fn default() -> Self {
+        ChainConfig {
+            lookback: TimeDelta::ZERO,
+            min_confidence: 0.5,
+            policy: LowConfidencePolicy::Flag,
+            method: Method::LargestStack,
+        }
+    }
+}
+
+/// The outcome of one task (SPEC §3 `status`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ChainStatus {
+    /// Attributed with confidence ≥ the minimum.
+    Ok,
+    /// Attributed with confidence below the minimum.
+    LowConfidence,
+    /// The target stack is a VM state: the task was mostly native work.
+    NonJs,
+    /// The thread has a profile but no sample falls in the window.
+    NoSamples,
+    /// No profile covers the task's thread.
+    NoProfile,
+}
+
+impl ChainStatus {
+    /// The CSV spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChainStatus::Ok => "ok",
+            ChainStatus::LowConfidence => "low_confidence",
+            ChainStatus::NonJs => "non_js",
+            ChainStatus::NoSamples => "no_samples",
+            ChainStatus::NoProfile => "no_profile",
+        }
+    }
+}
+
+/// Quality notes of one row (SPEC §3 `flags`), as bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flags(u8);
+
+impl Flags {
+    /// A `B` with no `E`: the task is cut at the trace's end.
+    pub const INCOMPLETE: Flags = Flags(1);
+    /// The file ends inside the event array.
+    pub const TRUNCATED_FILE: Flags = Flags(2);
+    /// `t0` taken from the `Profile` event's `ts`.
+    pub const PROFILE_START_ON_OTHER_CLOCK: Flags = Flags(4);
+    /// Negative `timeDeltas` inside the window.
+    pub const SAMPLES_REORDERED: Flags = Flags(8);
+    /// No sample for over 10 ms inside the window.
+    pub const PROFILE_GAP: Flags = Flags(16);
+    /// Resolved again by heaviest path after a low-confidence result.
+    pub const FALLBACK: Flags = Flags(32);
+
+    const NAMES: [(Flags, &'static str); 6] = [
+        (Flags::INCOMPLETE, "incomplete"),
+        (Flags::TRUNCATED_FILE, "truncated_file"),
+        (Flags::PROFILE_START_ON_OTHER_CLOCK, "profile_start_on_other_clock"),
+        (Flags::SAMPLES_REORDERED, "samples_reordered"),
+        (Flags::PROFILE_GAP, "profile_gap"),
+        (Flags::FALLBACK, "fallback"),
+    ];
+
+    /// Sets `f` when `on`.
+    pub fn set(&mut self, f: Flags, on: bool) {
+        if on {
+            self.0 |= f.0;
+        }
+    }
+    /// True when `f` is set.
+    pub fn contains(self, f: Flags) -> bool {
+        self.0 & f.0 == f.0
+    }
+    /// The names of the set flags joined by `;` (empty when none).
+    pub fn to_text(self) -> String {
+        Self::NAMES
+            .iter()
+            .filter(|(f, _)| self.contains(*f))
+            .map(|(_, n)| *n)
+            .collect::<Vec<_>>()
+            .join(";")
+    }
+}
+
+/// One frame of a chain as reports show it: line and column **1-based** (the trace's
+/// 0-based values + 1), `None` when unknown; `url` empty when none.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChainFrame {
+    /// Function name; `(anonymous)` for an empty one.
+    pub function: String,
+    /// Script URL.
+    pub url: String,
+    /// 1-based line.
+    pub line: Option<u32>,
+    /// 1-based column.
+    pub column: Option<u32>,
+}
+
+/// The call chain of one long task.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TaskChain {
+    /// The task.
+    pub task: LongTask,
+    /// Samples in the window (candidates).
+    pub window_samples: usize,
+    /// Samples of the target stack (for heaviest path: in the chosen subtree).
+    pub target_samples: usize,
+    /// Time the target samples stand for, clipped to the window (SPEC §1 step 6).
+    pub stack_time: TimeDelta,
+    /// `stack_time / dur`, in [0, 1].
+    pub confidence: f64,
+    /// Outcome.
+    pub status: ChainStatus,
+    /// Quality notes (without `truncated_file`, which the file adds).
+    pub flags: Flags,
+    /// Frames root → leaf, without `(root)`. The leaf is the last.
+    pub chain: Vec<ChainFrame>,
+}
+
+/// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`].
+pub const PROFILE_GAP: TimeDelta = TimeDelta::from_micros(10_000);
+
+/// Resolves one task. `None` when the policy drops it.
+pub fn resolve(task: &LongTask, profiles: &ProfileSet, cfg: &ChainConfig) -> Option<TaskChain> {
+    let mut out = TaskChain {
+        task: *task,
+        window_samples: 0,
+        target_samples: 0,
+        stack_time: TimeDelta::ZERO,
+        confidence: 0.0,
+        status: ChainStatus::NoProfile,
+        flags: Flags::default(),
+        chain: Vec::new(),
+    };
+    out.flags.set(Flags::INCOMPLETE, task.incomplete);
+    if !profiles.covers(task.thread) {
+        return Some(out);
+    }
+    let window = Window::of(task, cfg.lookback);
+    let Some((profile, rows)) = pick_profile(profiles, task, &window) else {
+        out.status = ChainStatus::NoSamples;
+        return Some(out);
+    };
+    let w = window::Weighted::new(profile, rows, &window);
+    out.window_samples = w.len();
+    out.flags.set(
+        Flags::PROFILE_START_ON_OTHER_CLOCK,
+        profile.origin.start_on_other_clock,
+    );
+    out.flags.set(
+        Flags::SAMPLES_REORDERED,
+        window.contains_any(&profile.reordered),
+    );
+    out.flags.set(Flags::PROFILE_GAP, w.longest_gap() > PROFILE_GAP);
+
+    let pick = match cfg.method {
+        Method::LargestStack => w.largest_stack(),
+        Method::HeaviestPath => heaviest::heaviest_path(&w),
+    };
+    apply(&mut out, profile, pick, cfg.min_confidence);
+    if out.status == ChainStatus::LowConfidence {
+        match cfg.policy {
+            LowConfidencePolicy::Flag => {}
+            LowConfidencePolicy::Drop => return None,
+            LowConfidencePolicy::Fallback => {
+                if cfg.method != Method::HeaviestPath {
+                    apply(&mut out, profile, heaviest::heaviest_path(&w), cfg.min_confidence);
+                    out.flags.set(Flags::FALLBACK, true);
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// A chosen stack with its sample count and time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pick {
+    /// The target stack.
+    pub stack: StackIndex,
+    /// Samples counted for it.
+    pub samples: usize,
+    /// Their time in the window.
+    pub time: TimeDelta,
+}
+
+/// Fills the row from a pick and sets its status: `non_js` for a VM-state leaf, else
+/// `low_confidence` below `min_confidence` (or with nothing picked), else `ok`.
+fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<Pick>, min_confidence: f64) {
+    let dur = out.task.dur;
+    let Some(pick) = pick else {
+        out.target_samples = 0;
+        out.stack_time = TimeDelta::ZERO;
+        out.confidence = 0.0;
+        out.chain.clear();
+        out.status = ChainStatus::LowConfidence;
+        return;
+    };
+    out.target_samples = pick.samples;
+    out.stack_time = pick.time;
+    out.confidence = if dur.as_nanos() > 0 {
+        (pick.time.as_nanos() as f64 / dur.as_nanos() as f64).clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    out.chain = chain_frames(profile, pick.stack);
+    let leaf_kind = profile.frames.kind(profile.stacks.frame(pick.stack));
+    out.status = if leaf_kind.is_vm_state() {
+        ChainStatus::NonJs
+    } else if out.confidence < min_confidence {
+        ChainStatus::LowConfidence
+    } else {
+        ChainStatus::Ok
+    };
+}
+
+/// Frames of `stack` from the outermost caller to the leaf, without `(root)` (SPEC §1 step 5).
+pub fn chain_frames(profile: &CpuProfile, stack: StackIndex) -> Vec<ChainFrame> {
+    let mut frames = Vec::new();
+    let mut cur = Some(stack);
+    while let Some(s) = cur {
+        let f = profile.stacks.frame(s);
+        if profile.frames.kind(f) != FrameKind::Root {
+            let cf = profile.frames.get(f);
+            let one_based = |v: i32| u32::try_from(v).ok().map(|v| v + 1);
+            frames.push(ChainFrame {
+                function: if cf.function_name.is_empty() {
+                    "(anonymous)".to_string()
+                } else {
+                    cf.function_name.clone()
+                },
+                url: cf.url.clone(),
+                line: one_based(cf.line_number),
+                column: one_based(cf.column_number),
+            });
+        }
+        cur = profile.stacks.parent(s);
+    }
+    frames.reverse();
+    frames
+}
+
+/// The profile a task takes its samples from: among the thread's profiles with samples in
+/// the window, the `Internal` one, else the one with the most samples there (SPEC §2);
+/// never two, which would count samples twice.
+fn pick_profile<'p>(
+    profiles: &'p ProfileSet,
+    task: &LongTask,
+    window: &Window,
+) -> Option<(&'p CpuProfile, std::ops::Range<usize>)> {
+    let mut best: Option<(&CpuProfile, std::ops::Range<usize>)> = None;
+    for p in profiles.of_thread(task.thread) {
+        let r = p.samples.range(window.start, window.end);
+        if r.is_empty() {
+            continue;
+        }
+        let better = match &best {
+            None => true,
+            Some((b, br)) => {
+                (p.is_internal(), r.len()) > (b.is_internal(), br.len())
+            }
+        };
+        if better {
+            best = Some((p, r));
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests;

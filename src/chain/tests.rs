@@ -1,0 +1,246 @@
+//! Chain resolution on hand-made profiles; every expected value is worked out in comments.
+
+use super::*;
+use crate::profile::{Origin, ProfileBuilder, ProfileSet};
+use crate::scan::Diagnostics;
+use crate::scan::records::{CallFrame, ChunkData, Node, NodeId, Pid, ProfileId, ThreadKey, Tid};
+use crate::time::Timestamp;
+
+const T: ThreadKey = ThreadKey {
+    pid: Pid(1),
+    tid: Tid(1),
+};
+
+fn node(id: i64, parent: Option<i64>, name: &str) -> Node {
+    Node {
+        id: NodeId(id),
+        parent: parent.map(NodeId),
+        children: vec![],
+        call_frame: CallFrame {
+            function_name: name.into(),
+            url: if name.starts_with('(') { "" } else { "app.js" }.into(),
+            script_id: "1".into(),
+            line_number: if name.starts_with('(') { -1 } else { 9 },
+            column_number: if name.starts_with('(') { -1 } else { 0 },
+        },
+    }
+}
+
+/// A profile on thread `T` with t0 = 0 and samples `(time µs, node id)` in time order.
+fn profile_set(nodes: Vec<Node>, samples: &[(i64, i64)], source: Option<&str>) -> ProfileSet {
+    let mut ps = ProfileSet::default();
+    add_profile(&mut ps, "0x1", nodes, samples, source);
+    ps
+}
+
+fn add_profile(
+    ps: &mut ProfileSet,
+    id: &str,
+    nodes: Vec<Node>,
+    samples: &[(i64, i64)],
+    source: Option<&str>,
+) {
+    let mut b = ProfileBuilder::new(Origin {
+        thread: T,
+        id: ProfileId(id.into()),
+        t0: Timestamp::from_micros(0),
+        start_on_other_clock: false,
+        source: source.map(str::to_owned),
+    });
+    let mut prev = 0;
+    let deltas = samples
+        .iter()
+        .map(|&(t, _)| {
+            let d = t - prev;
+            prev = t;
+            TimeDelta::from_micros(d)
+        })
+        .collect();
+    b.add_chunk(ChunkData {
+        nodes,
+        samples: samples.iter().map(|&(_, n)| NodeId(n)).collect(),
+        time_deltas: deltas,
+        start_time: None,
+    });
+    ps.push_for_tests(b.finish(&mut Diagnostics::default()));
+}
+
+fn task(ts: i64, dur: i64) -> LongTask {
+    LongTask {
+        thread: T,
+        ts: Timestamp::from_micros(ts),
+        dur: TimeDelta::from_micros(dur),
+        incomplete: false,
+    }
+}
+
+fn names(c: &TaskChain) -> Vec<&str> {
+    c.chain.iter().map(|f| f.function.as_str()).collect()
+}
+
+fn abc() -> Vec<Node> {
+    vec![
+        node(1, None, "(root)"),
+        node(2, Some(1), "a"),
+        node(3, Some(2), "b"),
+        node(4, Some(2), "c"),
+        node(5, Some(1), "(program)"),
+    ]
+}
+
+#[test]
+fn tie_goes_to_earliest_group_and_window_is_half_open() {
+    // b at 0, 10, 30; c at 20, 40, 50; b again at 60 = ts + dur (belongs to the next task).
+    let ps = profile_set(
+        abc(),
+        &[(0, 3), (10, 3), (20, 4), (30, 3), (40, 4), (50, 4), (60, 3)],
+        None,
+    );
+    let c = resolve(&task(0, 60), &ps, &ChainConfig::default()).unwrap();
+    assert_eq!(c.window_samples, 6);
+    assert_eq!(c.target_samples, 3);
+    assert_eq!(names(&c), ["a", "b"]);
+    // b's samples stand 10 µs each: 30 µs of 60 → 0.5, not below the 0.5 minimum.
+    assert_eq!(c.stack_time, TimeDelta::from_micros(30));
+    assert_eq!(c.confidence, 0.5);
+    assert_eq!(c.status, ChainStatus::Ok);
+    assert_eq!(
+        c.chain[1],
+        ChainFrame {
+            function: "b".into(),
+            url: "app.js".into(),
+            line: Some(10),
+            column: Some(1)
+        }
+    );
+}
+
+#[test]
+fn weights_clip_at_window_end_and_lookback_widens_start() {
+    // c at 45 stands until 70 but the window ends at 50: 5 µs.
+    let ps = profile_set(abc(), &[(5, 3), (20, 3), (45, 4), (70, 3)], None);
+    let c = resolve(&task(10, 40), &ps, &ChainConfig::default()).unwrap();
+    assert_eq!((c.window_samples, c.target_samples), (2, 1));
+    // Candidates 20 (b) and 45 (c): tie, b first; b stands 20→45 = 25 µs of 40.
+    assert_eq!(names(&c), ["a", "b"]);
+    assert_eq!(c.stack_time, TimeDelta::from_micros(25));
+    let cfg = ChainConfig {
+        lookback: TimeDelta::from_micros(5),
+        ..ChainConfig::default()
+    };
+    let c = resolve(&task(10, 40), &ps, &cfg).unwrap();
+    // Window [5, 50): b at 5 and 20 (15 + 25 = 40 µs) vs c (5 µs).
+    assert_eq!((c.window_samples, c.target_samples), (3, 2));
+    assert_eq!(c.stack_time, TimeDelta::from_micros(40));
+    assert_eq!(c.confidence, 1.0);
+}
+
+#[test]
+fn no_profile_no_samples_and_non_js() {
+    let empty = ProfileSet::default();
+    let c = resolve(&task(0, 60), &empty, &ChainConfig::default()).unwrap();
+    assert_eq!((c.status, c.confidence, c.chain.len()), (ChainStatus::NoProfile, 0.0, 0));
+
+    let ps = profile_set(abc(), &[(100, 3)], None);
+    let c = resolve(&task(0, 60), &ps, &ChainConfig::default()).unwrap();
+    assert_eq!(c.status, ChainStatus::NoSamples);
+
+    let ps = profile_set(abc(), &[(0, 5), (10, 5), (20, 3), (30, 5)], None);
+    let c = resolve(&task(0, 40), &ps, &ChainConfig::default()).unwrap();
+    assert_eq!(c.status, ChainStatus::NonJs);
+    assert_eq!(names(&c), ["(program)"]);
+    assert_eq!(c.chain[0].line, None);
+}
+
+fn recursion() -> (ProfileSet, LongTask) {
+    // f > f > f recursion under (root), and g beside it.
+    let nodes = vec![
+        node(1, None, "(root)"),
+        node(2, Some(1), "f"),
+        node(3, Some(2), "f"),
+        node(4, Some(3), "f"),
+        node(5, Some(1), "g"),
+    ];
+    // f 0, f>f 10 and 20, f>f>f 30, g 40 50 60; every sample stands 10 µs.
+    let ps = profile_set(
+        nodes,
+        &[(0, 2), (10, 3), (20, 3), (30, 4), (40, 5), (50, 5), (60, 5), (70, 1)],
+        None,
+    );
+    (ps, task(0, 70))
+}
+
+#[test]
+fn largest_stack_low_confidence_is_flagged_or_dropped() {
+    let (ps, t) = recursion();
+    let c = resolve(&t, &ps, &ChainConfig::default()).unwrap();
+    // g: 3 samples, 30 of 70 µs = 0.4286 < 0.5.
+    assert_eq!(names(&c), ["g"]);
+    assert_eq!(c.status, ChainStatus::LowConfidence);
+    assert!((c.confidence - 30.0 / 70.0).abs() < 1e-12);
+    let drop = ChainConfig {
+        policy: LowConfidencePolicy::Drop,
+        ..ChainConfig::default()
+    };
+    assert_eq!(resolve(&t, &ps, &drop), None);
+}
+
+#[test]
+fn heaviest_path_descends_while_child_holds_half() {
+    let (ps, t) = recursion();
+    let cfg = ChainConfig {
+        method: Method::HeaviestPath,
+        min_confidence: 0.4,
+        ..ChainConfig::default()
+    };
+    let c = resolve(&t, &ps, &cfg).unwrap();
+    // (root) 70 → f subtree 40 (≥ 35) → f>f subtree 30 (≥ 20) → f>f>f 10 (< 15): stop.
+    assert_eq!(names(&c), ["f", "f"]);
+    assert_eq!(c.target_samples, 3);
+    assert_eq!(c.stack_time, TimeDelta::from_micros(30));
+    assert_eq!(c.status, ChainStatus::Ok);
+
+    let fallback = ChainConfig {
+        policy: LowConfidencePolicy::Fallback,
+        ..ChainConfig::default()
+    };
+    let c = resolve(&t, &ps, &fallback).unwrap();
+    assert_eq!(names(&c), ["f", "f"]);
+    assert!(c.flags.contains(Flags::FALLBACK));
+    // 30 / 70 is still below 0.5.
+    assert_eq!(c.status, ChainStatus::LowConfidence);
+}
+
+#[test]
+fn overlapping_profiles_prefer_internal_then_more_samples() {
+    let mut ps = ProfileSet::default();
+    // console.profile() (Inspector) with 3 samples of c; the panel's own with 2 of b.
+    add_profile(&mut ps, "0x2", abc(), &[(0, 4), (5, 4), (10, 4), (20, 4)], Some("Inspector"));
+    add_profile(&mut ps, "0x1", abc(), &[(0, 3), (10, 3), (20, 3)], Some("Internal"));
+    let c = resolve(&task(0, 20), &ps, &ChainConfig::default()).unwrap();
+    assert_eq!(names(&c), ["a", "b"]);
+    assert_eq!(c.window_samples, 2);
+
+    let mut ps = ProfileSet::default();
+    add_profile(&mut ps, "0x2", abc(), &[(0, 4), (5, 4), (10, 4), (20, 4)], None);
+    add_profile(&mut ps, "0x1", abc(), &[(0, 3), (10, 3), (20, 3)], None);
+    let c = resolve(&task(0, 20), &ps, &ChainConfig::default()).unwrap();
+    assert_eq!(names(&c), ["a", "c"]);
+    assert_eq!(c.window_samples, 3);
+}
+
+#[test]
+fn flags_for_gaps_and_reordered_samples() {
+    // A 15 ms hole between 1 ms and 16 ms; last sample 19 ms in a 20 ms task.
+    let ps = profile_set(abc(), &[(0, 3), (1_000, 3), (16_000, 3), (19_000, 3)], None);
+    let c = resolve(&task(0, 20_000), &ps, &ChainConfig::default()).unwrap();
+    assert!(c.flags.contains(Flags::PROFILE_GAP));
+    assert!(!c.flags.contains(Flags::SAMPLES_REORDERED));
+    // Out of order: 10 then 5 (delta −5).
+    let ps = profile_set(abc(), &[(0, 3), (10, 3), (5, 3), (20, 3)], None);
+    let c = resolve(&task(0, 30), &ps, &ChainConfig::default()).unwrap();
+    assert!(c.flags.contains(Flags::SAMPLES_REORDERED));
+    assert_eq!(c.flags.to_text(), "samples_reordered");
+    let outside = resolve(&task(100, 30), &ps, &ChainConfig::default()).unwrap();
+    assert!(!outside.flags.contains(Flags::SAMPLES_REORDERED));
+}

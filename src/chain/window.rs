@@ -1,0 +1,119 @@
+//! The window of one task and the weight of each sample in it.
+
+use super::Pick;
+use crate::profile::{CpuProfile, StackIndex};
+use crate::tasks::LongTask;
+use crate::time::{TimeDelta, Timestamp};
+
+/// `[ts − lookback, ts + dur)`: half-open, as DevTools counts a sample at exactly
+/// `ts + dur` in the next task (SPEC §1 step 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    /// Inclusive start.
+    pub start: Timestamp,
+    /// Exclusive end.
+    pub end: Timestamp,
+}
+
+impl Window {
+    /// The window of `task` with `lookback` before its start.
+    pub fn of(task: &LongTask, lookback: TimeDelta) -> Window {
+        Window {
+            start: task.ts - lookback,
+            end: task.end(),
+        }
+    }
+    /// True when some time of the sorted list `ts` lies in the window.
+    pub fn contains_any(&self, ts: &[Timestamp]) -> bool {
+        let i = ts.partition_point(|&t| t < self.start);
+        ts.get(i).is_some_and(|&t| t < self.end)
+    }
+}
+
+/// The candidate samples of one task with their weights: each sample stands for the time
+/// from its timestamp to the next sample of the profile, clipped to the window end; the
+/// profile's last sample stands for one median interval (as DevTools gives the last
+/// sample the average interval).
+pub struct Weighted<'p> {
+    /// The profile.
+    pub profile: &'p CpuProfile,
+    /// First candidate row in the profile's sample table.
+    pub first: usize,
+    /// Weight of each candidate, in order.
+    pub weights: Vec<TimeDelta>,
+    window: Window,
+}
+
+impl<'p> Weighted<'p> {
+    /// Weighs the rows `rows` (all inside `window`) of `profile`.
+    pub fn new(profile: &'p CpuProfile, rows: std::ops::Range<usize>, window: &Window) -> Self {
+        let ts = &profile.samples.ts;
+        let weights = rows
+            .clone()
+            .map(|i| {
+                let next = ts
+                    .get(i + 1)
+                    .copied()
+                    .unwrap_or(ts[i] + profile.median_interval);
+                next.min(window.end).since(ts[i]).max(TimeDelta::ZERO)
+            })
+            .collect();
+        Weighted {
+            profile,
+            first: rows.start,
+            weights,
+            window: *window,
+        }
+    }
+
+    /// Number of candidates.
+    pub fn len(&self) -> usize {
+        self.weights.len()
+    }
+
+    /// Stack of candidate `k`.
+    pub fn stack(&self, k: usize) -> StackIndex {
+        self.profile.samples.stack[self.first + k]
+    }
+
+    /// Time of candidate `k`.
+    pub fn ts(&self, k: usize) -> Timestamp {
+        self.profile.samples.ts[self.first + k]
+    }
+
+    /// SPEC §1 step 3: the largest group of candidates with the same stack; ties go to the
+    /// group whose first sample is earliest.
+    pub fn largest_stack(&self) -> Option<Pick> {
+        // (stack, count, first position, time); few distinct stacks per task.
+        let mut groups: std::collections::HashMap<StackIndex, (usize, usize, TimeDelta)> =
+            std::collections::HashMap::new();
+        for k in 0..self.len() {
+            let g = groups
+                .entry(self.stack(k))
+                .or_insert((0, k, TimeDelta::ZERO));
+            g.0 += 1;
+            g.2 = g.2 + self.weights[k];
+        }
+        groups
+            .into_iter()
+            .max_by(|a, b| (a.1.0, std::cmp::Reverse(a.1.1)).cmp(&(b.1.0, std::cmp::Reverse(b.1.1))))
+            .map(|(stack, (samples, _, time))| Pick {
+                stack,
+                samples,
+                time,
+            })
+    }
+
+    /// The longest stretch of the window without a sample: from the window start to the
+    /// first candidate, between candidates, and from the last one to the window end.
+    pub fn longest_gap(&self) -> TimeDelta {
+        let mut prev = self.window.start;
+        let mut longest = TimeDelta::ZERO;
+        for k in 0..self.len() {
+            let t = self.ts(k);
+            longest = longest.max(t.since(prev));
+            prev = t;
+        }
+        longest.max(self.window.end.since(prev))
+    }
+}

@@ -1,0 +1,53 @@
+//! Errors that stop one input file (or the whole run, for usage errors).
+//!
+//! Odd but usable data is not an error: it is counted in [`crate::scan::Diagnostics`].
+//! Every message names the file and says what is wrong and where (byte offset, event index).
+
+use std::path::PathBuf;
+
+/// An error that makes one input unreadable.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file could not be opened, mapped or read.
+    #[error("cannot read {}: {source}", .path.display())]
+    Io {
+        /// The input.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The gzip stream is corrupt or cut off.
+    #[error("{}: bad gzip data: {source}", .path.display())]
+    Gzip {
+        /// The input.
+        path: PathBuf,
+        /// The decoder's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The content is not a trace (nor another accepted format).
+    #[error("{}: not a trace: {reason}", .path.display())]
+    NotATrace {
+        /// The input.
+        path: PathBuf,
+        /// What was found instead.
+        reason: String,
+    },
+    /// The event array is broken before any usable event.
+    #[error("{}: invalid JSON at byte {offset} (event {event_index}): {reason}", .path.display())]
+    Json {
+        /// The input.
+        path: PathBuf,
+        /// 0-based byte offset in the (decompressed) file.
+        offset: u64,
+        /// 0-based index of the event being read.
+        event_index: u64,
+        /// What was expected.
+        reason: String,
+    },
+}
+
+/// Result with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

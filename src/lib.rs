@@ -1,0 +1,171 @@
+//! taskchain finds every long task in Chrome trace files and names the JavaScript call
+//! chain that caused it, with a confidence figure, from the V8 CPU profiler samples
+//! already in the trace.
+//!
+//! The pipeline, one module per stage: [`input`] reads a path into bytes (mmap, or a gzip
+//! decoder) and finds the event array ([`input::envelope`]); [`scan`] walks the events and
+//! keeps the few that matter; [`profile`] rebuilds each V8 profile as sample / stack /
+//! frame tables; [`tasks`] finds the top-level tasks of the renderer main threads and keeps
+//! the long ones; [`chain`] resolves each long task's call chain and confidence; [`report`]
+//! writes CSV, JSON or NDJSON. [`batch`] runs that over many files in parallel.
+
+pub mod batch;
+pub mod chain;
+pub mod cli;
+pub mod error;
+pub mod input;
+pub mod profile;
+pub mod report;
+pub mod scan;
+pub mod tasks;
+pub mod time;
+
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+use chain::{ChainConfig, Flags};
+use input::envelope::{self, Envelope, EnvelopeError};
+use report::{Format, ReportRow};
+use scan::Diagnostics;
+use tasks::Scope;
+use time::TimeDelta;
+
+pub use batch::{BatchSummary, run};
+
+/// What to analyse and how: the resolved command line.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Files, folders, or `-`.
+    pub paths: Vec<PathBuf>,
+    /// Output file; `None` or `-` for standard output.
+    pub output: Option<PathBuf>,
+    /// Output format.
+    pub format: Format,
+    /// Worker threads.
+    pub jobs: usize,
+    /// No progress bar, no warnings, no summary on stderr (errors are still printed).
+    pub quiet: bool,
+    /// Per-file analysis settings.
+    pub analysis: Settings,
+}
+
+/// Settings of one file's analysis.
+#[derive(Clone, Copy, Debug)]
+pub struct Settings {
+    /// Which threads are reported.
+    pub scope: Scope,
+    /// A task is long when `dur > threshold` (`--threshold-ms`, default 50 ms).
+    pub threshold: TimeDelta,
+    /// Chain resolution.
+    pub chain: ChainConfig,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            scope: Scope::MainFrame,
+            threshold: TimeDelta::from_micros(50_000),
+            chain: ChainConfig::default(),
+        }
+    }
+}
+
+/// The result of one file.
+#[derive(Debug, Default)]
+pub struct FileReport {
+    /// The input's name as reported.
+    pub file: String,
+    /// One row per long task kept (sorted by pid, tid, ts).
+    pub rows: Vec<ReportRow>,
+    /// Long tasks found on the threads in scope (before a `drop` policy).
+    pub long_tasks: usize,
+    /// Events read.
+    pub events: u64,
+    /// The file ends inside the event array.
+    pub truncated: bool,
+    /// Odd input, by kind.
+    pub diagnostics: Diagnostics,
+}
+
+/// Why one file's bytes could not be analysed (the caller adds the path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnalyzeError {
+    /// Not a trace, nor another accepted format.
+    NotATrace(String),
+    /// The event array is broken before the first event.
+    Json {
+        /// Byte offset.
+        offset: u64,
+        /// Event index.
+        event_index: u64,
+        /// What was expected.
+        reason: String,
+    },
+}
+
+impl From<EnvelopeError> for AnalyzeError {
+    fn from(e: EnvelopeError) -> Self {
+        AnalyzeError::NotATrace(e.to_string())
+    }
+}
+
+/// Analyses one trace held in memory: long tasks and their chains.
+pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileReport, AnalyzeError> {
+    let start = match envelope::detect(bytes)? {
+        Envelope::Events { start, .. } => start,
+        Envelope::OtherObject { keys } => return Err(AnalyzeError::NotATrace(describe(&keys))),
+    };
+    let mut trace = scan::scan(bytes, start).map_err(|e| AnalyzeError::Json {
+        offset: e.offset,
+        event_index: e.event_index,
+        reason: e.reason,
+    })?;
+    let mut diagnostics = std::mem::take(&mut trace.diagnostics);
+    let profiles = profile::build(&mut trace, &mut diagnostics);
+    let trace_end = trace.last_ts.unwrap_or_default();
+    let top = tasks::top_level_tasks(&trace.task_marks, trace_end, &mut diagnostics);
+    let threads = tasks::threads_in_scope(&trace, &profiles, s.scope);
+    let long = tasks::long_tasks(&top, &threads, s.threshold);
+    let first_ts = trace.first_ts.unwrap_or_default();
+    let truncated = trace.truncated();
+    let rows = long
+        .par_iter()
+        .filter_map(|t| chain::resolve(t, &profiles, &s.chain))
+        .map(|mut c| {
+            c.flags.set(Flags::TRUNCATED_FILE, truncated);
+            let name = trace
+                .thread_names
+                .get(&c.task.thread)
+                .map(String::as_str)
+                .unwrap_or("");
+            ReportRow::new(file, name, first_ts, c)
+        })
+        .collect();
+    Ok(FileReport {
+        file: file.to_string(),
+        rows,
+        long_tasks: long.len(),
+        events: trace.events,
+        truncated,
+        diagnostics,
+    })
+}
+
+/// Says what a JSON object without `traceEvents` is.
+fn describe(keys: &[String]) -> String {
+    let has = |k: &str| keys.iter().any(|x| x == k);
+    if has("nodes") && has("samples") && (has("timeDeltas") || has("startTime")) {
+        "a CPU profile (.cpuprofile) has no trace events: there are no tasks to attribute".into()
+    } else if has("head") && has("samples") && !has("timestamps") {
+        "a heap-sampling profile (head + samples), not a CPU trace".into()
+    } else if has("snapshot") && has("nodes") {
+        "a heap snapshot, not a CPU trace".into()
+    } else {
+        let shown: Vec<&str> = keys.iter().take(6).map(String::as_str).collect();
+        format!(
+            "a JSON object with keys [{}] and no \"traceEvents\" array",
+            shown.join(", ")
+        )
+    }
+}

@@ -1,0 +1,398 @@
+//! One profile's nodes and samples, gathered chunk by chunk, → [`CpuProfile`].
+//!
+//! Nodes arrive incrementally and a parent may be defined in a later chunk, so nodes are
+//! linked only in [`ProfileBuilder::finish`]. A node gives its parent by `parent` (trace
+//! chunks) or is named in its parent's `children` (CDP style); the first definition of a
+//! node id wins. Sample *i*'s time is `t0` plus the sum of `timeDeltas[0..=i]` over the
+//! chunks in order, summed exactly in i64 ns (never clamped); samples are then sorted
+//! stably by time, since negative deltas mean out-of-order samples.
+
+use std::collections::HashMap;
+
+use super::index::StackIndex;
+use super::tables::{FrameTable, SampleTable, StackTable};
+use super::{CpuProfile, Origin};
+use crate::scan::Diagnostics;
+use crate::scan::records::{ChunkData, Node, NodeId, ProfileId, ThreadKey};
+use crate::time::{TimeDelta, Timestamp};
+
+/// Gathers one profile's chunks.
+pub struct ProfileBuilder {
+    origin: Origin,
+    nodes: Vec<Node>,
+    node_row: HashMap<NodeId, usize>,
+    samples: Vec<NodeId>,
+    deltas: Vec<TimeDelta>,
+    duplicate_nodes: u64,
+}
+
+impl ProfileBuilder {
+    /// A profile of `thread` whose deltas count from `t0`.
+    pub fn new(origin: Origin) -> Self {
+        ProfileBuilder {
+            origin,
+            nodes: Vec::new(),
+            node_row: HashMap::new(),
+            samples: Vec::new(),
+            deltas: Vec::new(),
+            duplicate_nodes: 0,
+        }
+    }
+
+    /// Adds the next chunk (chunks must come in (ts, file order) order).
+    pub fn add_chunk(&mut self, data: ChunkData) {
+        for n in data.nodes {
+            if self.node_row.contains_key(&n.id) {
+                self.duplicate_nodes += 1;
+                continue;
+            }
+            self.node_row.insert(n.id, self.nodes.len());
+            self.nodes.push(n);
+        }
+        self.samples.extend(data.samples);
+        self.deltas.extend(data.time_deltas);
+    }
+
+    /// Links nodes, interns stacks and frames, times and sorts the samples.
+    pub fn finish(self, diagnostics: &mut Diagnostics) -> CpuProfile {
+        diagnostics.add(
+            "profile nodes defined twice (first definition kept)",
+            self.duplicate_nodes,
+        );
+        let parent_row = self.parent_rows(diagnostics);
+        let mut frames = FrameTable::default();
+        let mut stacks = StackTable::default();
+        let node_stack = intern_stacks(&self.nodes, &parent_row, &mut frames, &mut stacks);
+
+        let mut samples = SampleTable {
+            ts: Vec::with_capacity(self.samples.len()),
+            stack: Vec::with_capacity(self.samples.len()),
+        };
+        let mut reordered = Vec::new();
+        let mut t = self.origin.t0;
+        let mut unknown = 0u64;
+        let mut last = None;
+        let mut out_of_order = false;
+        for (node, delta) in self.samples.iter().zip(&self.deltas) {
+            t = t + *delta;
+            if delta.is_negative() {
+                reordered.push(t);
+            }
+            match self.node_row.get(node) {
+                Some(&row) => {
+                    out_of_order |= last.is_some_and(|l| t < l);
+                    last = Some(t);
+                    samples.ts.push(t);
+                    samples.stack.push(node_stack[row]);
+                }
+                None => unknown += 1,
+            }
+        }
+        diagnostics.add("samples naming unknown nodes (skipped)", unknown);
+        if out_of_order {
+            let mut order: Vec<usize> = (0..samples.ts.len()).collect();
+            order.sort_by_key(|&i| samples.ts[i]); // stable
+            samples.ts = order.iter().map(|&i| samples.ts[i]).collect();
+            samples.stack = order.iter().map(|&i| samples.stack[i]).collect();
+        }
+        reordered.sort_unstable();
+        let median_interval = median_gap(&samples.ts);
+        CpuProfile {
+            origin: self.origin,
+            frames,
+            stacks,
+            samples,
+            reordered,
+            median_interval,
+        }
+    }
+
+    /// Row of each node's parent: from `parent`, else from a `children` list naming it.
+    fn parent_rows(&self, diagnostics: &mut Diagnostics) -> Vec<Option<usize>> {
+        let mut from_children: HashMap<NodeId, NodeId> = HashMap::new();
+        for n in &self.nodes {
+            for c in &n.children {
+                from_children.entry(*c).or_insert(n.id);
+            }
+        }
+        let mut unknown = 0u64;
+        let rows = self
+            .nodes
+            .iter()
+            .map(|n| {
+                let p = n.parent.or_else(|| from_children.get(&n.id).copied())?;
+                let row = self.node_row.get(&p).copied();
+                unknown += row.is_none() as u64;
+                row
+            })
+            .collect();
+        diagnostics.add(
+            "profile nodes whose parent is never defined (kept as roots)",
+            unknown,
+        );
+        rows
+    }
+}
+
+/// The stack of every node (by row), interning parents first. A parent cycle (corrupt
+/// input) is cut where it closes, so the walk always ends.
+fn intern_stacks(
+    nodes: &[Node],
+    parent_row: &[Option<usize>],
+    frames: &mut FrameTable,
+    stacks: &mut StackTable,
+) -> Vec<StackIndex> {
+    #[derive(Clone, Copy)]
+    enum State {
+        New,
+        OnPath,
+        Done(StackIndex),
+    }
+    let mut state = vec![State::New; nodes.len()];
+    let mut path = Vec::new();
+    for start in 0..nodes.len() {
+        // Walk up to a node whose stack is known (or a root), then intern downwards.
+        let mut cur = Some(start);
+        let mut base = None;
+        while let Some(r) = cur {
+            match state[r] {
+                State::Done(s) => {
+                    base = Some(s);
+                    break;
+                }
+                State::OnPath => break, // cycle: treat the repeated node's caller as a root
+                State::New => {
+                    state[r] = State::OnPath;
+                    path.push(r);
+                    cur = parent_row[r];
+                }
+            }
+        }
+        let mut parent = base;
+        while let Some(r) = path.pop() {
+            let s = stacks.intern(frames.intern(&nodes[r].call_frame), parent);
+            state[r] = State::Done(s);
+            parent = Some(s);
+        }
+    }
+    state
+        .into_iter()
+        .map(|s| match s {
+            State::Done(s) => s,
+            _ => unreachable!("every node is interned"),
+        })
+        .collect()
+}
+
+/// Median of the gaps between consecutive sample times (zero when fewer than 2 samples).
+fn median_gap(ts: &[Timestamp]) -> TimeDelta {
+    let mut gaps: Vec<i64> = ts.windows(2).map(|w| w[1].since(w[0]).as_nanos()).collect();
+    if gaps.is_empty() {
+        return TimeDelta::ZERO;
+    }
+    let mid = gaps.len() / 2;
+    let (_, m, _) = gaps.select_nth_unstable(mid);
+    TimeDelta::from_nanos(*m)
+}
+
+/// Where a profile comes from and how its `t0` was chosen.
+impl Origin {
+    /// Origin for a `Profile` event: `t0` is `args.data.startTime` when it lies within one
+    /// second of the event's own `ts` (V8 measures the deltas from it; `ts` is typically
+    /// 1–20 µs later); otherwise `startTime` is on another clock (seen after a machine
+    /// suspend) and `t0` is the event's `ts`, as DevTools does (SPEC §2).
+    pub fn from_profile_event(
+        thread: ThreadKey,
+        id: ProfileId,
+        ts: Timestamp,
+        start_time: Option<Timestamp>,
+        source: Option<String>,
+    ) -> Origin {
+        const SAME_CLOCK: i64 = 1_000_000_000; // 1 s in ns
+        let (t0, other_clock) = match start_time {
+            Some(st) if ts.since(st).as_nanos().abs() <= SAME_CLOCK => (st, false),
+            Some(_) => (ts, true),
+            None => (ts, false),
+        };
+        Origin {
+            thread,
+            id,
+            t0,
+            start_on_other_clock: other_clock,
+            source,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::records::{CallFrame, Pid, Tid};
+
+    fn node(id: i64, parent: Option<i64>, name: &str) -> Node {
+        Node {
+            id: NodeId(id),
+            parent: parent.map(NodeId),
+            children: vec![],
+            call_frame: CallFrame {
+                function_name: name.into(),
+                line_number: -1,
+                column_number: -1,
+                ..Default::default()
+            },
+        }
+    }
+
+    fn origin(t0_us: i64) -> Origin {
+        Origin {
+            thread: ThreadKey {
+                pid: Pid(1),
+                tid: Tid(1),
+            },
+            id: ProfileId("0x1".into()),
+            t0: Timestamp::from_micros(t0_us),
+            start_on_other_clock: false,
+            source: None,
+        }
+    }
+
+    fn chunk(nodes: Vec<Node>, samples: &[i64], deltas: &[i64]) -> ChunkData {
+        ChunkData {
+            nodes,
+            samples: samples.iter().map(|&s| NodeId(s)).collect(),
+            time_deltas: deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),
+            start_time: None,
+        }
+    }
+
+    fn names(p: &CpuProfile, s: StackIndex) -> Vec<String> {
+        let mut out = vec![];
+        let mut cur = Some(s);
+        while let Some(c) = cur {
+            out.push(p.frames.get(p.stacks.frame(c)).function_name.clone());
+            cur = p.stacks.parent(c);
+        }
+        out.reverse();
+        out
+    }
+
+    #[test]
+    fn deltas_accumulate_across_chunks_and_parent_defined_later() {
+        let mut b = ProfileBuilder::new(origin(1000));
+        // Node 3's parent 2 only arrives in the second chunk.
+        b.add_chunk(chunk(
+            vec![node(1, None, "(root)"), node(3, Some(2), "leaf")],
+            &[1, 3],
+            &[10, 20],
+        ));
+        b.add_chunk(chunk(vec![node(2, Some(1), "mid")], &[3, 2], &[30, 40]));
+        let mut d = Diagnostics::default();
+        let p = b.finish(&mut d);
+        // t0 1000 µs; +10, +20, +30, +40 → 1010, 1030, 1060, 1100 µs.
+        assert_eq!(
+            p.samples.ts,
+            [1010, 1030, 1060, 1100].map(Timestamp::from_micros).to_vec()
+        );
+        assert_eq!(names(&p, p.samples.stack[1]), ["(root)", "mid", "leaf"]);
+        assert_eq!(p.median_interval, TimeDelta::from_micros(30));
+        assert_eq!(d.kinds(), 0);
+    }
+
+    #[test]
+    fn negative_deltas_are_summed_exactly_then_sorted_stably() {
+        let mut b = ProfileBuilder::new(origin(0));
+        b.add_chunk(chunk(
+            vec![node(1, None, "(root)"), node(2, Some(1), "a"), node(3, Some(1), "b")],
+            &[2, 3, 2, 3],
+            &[100, 50, -30, 200],
+        ));
+        let p = b.finish(&mut Diagnostics::default());
+        // Times 100, 150, 120, 320: sorted 100(a), 120(a), 150(b), 320(b). A clamping
+        // reader would put the third sample at 150 and the last at 350.
+        assert_eq!(
+            p.samples.ts,
+            [100, 120, 150, 320].map(Timestamp::from_micros).to_vec()
+        );
+        let leafs: Vec<_> = p
+            .samples
+            .stack
+            .iter()
+            .map(|&s| names(&p, s).pop().unwrap())
+            .collect();
+        assert_eq!(leafs, ["a", "a", "b", "b"]);
+        assert_eq!(p.reordered, vec![Timestamp::from_micros(120)]);
+    }
+
+    #[test]
+    fn unknown_sample_nodes_are_skipped_but_keep_time() {
+        let mut b = ProfileBuilder::new(origin(0));
+        b.add_chunk(chunk(
+            vec![node(1, None, "(root)"), node(2, Some(1), "a")],
+            &[2, 99, 2],
+            &[10, 10, 10],
+        ));
+        let mut d = Diagnostics::default();
+        let p = b.finish(&mut d);
+        assert_eq!(
+            p.samples.ts,
+            [10, 30].map(Timestamp::from_micros).to_vec()
+        );
+        assert_eq!(
+            d.iter().collect::<Vec<_>>(),
+            [("samples naming unknown nodes (skipped)", 1)]
+        );
+    }
+
+    #[test]
+    fn children_lists_link_nodes_and_equal_paths_share_a_stack() {
+        let mut root = node(1, None, "(root)");
+        root.children = vec![5, 7].into_iter().map(NodeId).collect();
+        let mut b = ProfileBuilder::new(origin(0));
+        // Root listed last, two nodes with the same frame under the same parent.
+        b.add_chunk(chunk(
+            vec![node(5, None, "f"), node(7, None, "f"), root],
+            &[5, 7],
+            &[1, 1],
+        ));
+        let p = b.finish(&mut Diagnostics::default());
+        assert_eq!(p.samples.stack[0], p.samples.stack[1]);
+        assert_eq!(names(&p, p.samples.stack[0]), ["(root)", "f"]);
+    }
+
+    #[test]
+    fn parent_cycles_terminate() {
+        let mut b = ProfileBuilder::new(origin(0));
+        b.add_chunk(chunk(
+            vec![node(1, Some(2), "a"), node(2, Some(1), "b")],
+            &[1],
+            &[1],
+        ));
+        let p = b.finish(&mut Diagnostics::default());
+        assert_eq!(p.samples.len(), 1);
+        assert!(names(&p, p.samples.stack[0]).len() <= 2);
+    }
+
+    #[test]
+    fn t0_from_start_time_unless_on_another_clock() {
+        let k = ThreadKey::default();
+        let id = ProfileId::default();
+        let near = Origin::from_profile_event(
+            k,
+            id.clone(),
+            Timestamp::from_micros(2_324_321_588),
+            Some(Timestamp::from_micros(2_324_321_580)),
+            None,
+        );
+        assert_eq!(near.t0, Timestamp::from_micros(2_324_321_580));
+        assert!(!near.start_on_other_clock);
+        let far = Origin::from_profile_event(
+            k,
+            id,
+            Timestamp::from_micros(5_000_000_000),
+            Some(Timestamp::from_micros(1_000)),
+            None,
+        );
+        assert_eq!(far.t0, Timestamp::from_micros(5_000_000_000));
+        assert!(far.start_on_other_clock);
+    }
+}

@@ -1,0 +1,170 @@
+//! Profile reconstruction: `Profile` + `ProfileChunk` events of one (pid, `id`), or one
+//! legacy `CpuProfile` event → [`CpuProfile`] with the sample / stack / frame tables of
+//! SPEC §1, owned by the thread of its `Profile` (or `CpuProfile`) event.
+//!
+//! Chunks are matched to their `Profile` by (pid, id) — ids repeat across processes — and
+//! taken in (ts, file order) order. Chunks whose `Profile` event is missing cannot be
+//! placed on a thread or a clock and are counted, not used. Odd input is counted in
+//! [`Diagnostics`], never an error.
+
+mod builder;
+pub mod index;
+pub mod tables;
+
+use std::collections::{BTreeMap, HashMap};
+
+pub use builder::ProfileBuilder;
+pub use index::{FrameIndex, StackIndex};
+pub use tables::{FrameKind, FrameTable, SampleTable, StackTable};
+
+use crate::scan::records::{Pid, ProfileId, ThreadKey};
+use crate::scan::{Diagnostics, ScannedTrace};
+use crate::time::{TimeDelta, Timestamp};
+
+/// Which thread a profile samples and where its clock starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// The profiled thread (the `Profile`/`CpuProfile` event's pid/tid).
+    pub thread: ThreadKey,
+    /// The profile `id` (`CpuProfile` events: their file offset, as text).
+    pub id: ProfileId,
+    /// Time of the profile's start, from which the first delta counts.
+    pub t0: Timestamp,
+    /// `t0` is the `Profile` event's `ts` because `startTime` was on another clock.
+    pub start_on_other_clock: bool,
+    /// `args.data.source` (`Internal` for a Performance-panel recording).
+    pub source: Option<String>,
+}
+
+/// One reconstructed profile.
+#[derive(Debug)]
+pub struct CpuProfile {
+    /// Thread, id and clock.
+    pub origin: Origin,
+    /// Call frames.
+    pub frames: FrameTable,
+    /// Stacks (frame, parent).
+    pub stacks: StackTable,
+    /// Samples sorted by time.
+    pub samples: SampleTable,
+    /// Times of samples that came with a negative `timeDelta`, sorted.
+    pub reordered: Vec<Timestamp>,
+    /// Median gap between consecutive samples (zero with fewer than 2 samples).
+    pub median_interval: TimeDelta,
+}
+
+impl CpuProfile {
+    /// True when `source` says the profile is the Performance panel's own (`Internal`).
+    pub fn is_internal(&self) -> bool {
+        self.origin.source.as_deref() == Some("Internal")
+    }
+}
+
+/// All profiles of a trace, by thread.
+#[derive(Debug, Default)]
+pub struct ProfileSet {
+    /// Profiles in a fixed order (by thread, then t0, then id).
+    pub profiles: Vec<CpuProfile>,
+    by_thread: HashMap<ThreadKey, Vec<usize>>,
+}
+
+impl ProfileSet {
+    /// The profiles of `thread` (empty when none).
+    pub fn of_thread(&self, thread: ThreadKey) -> impl Iterator<Item = &CpuProfile> {
+        self.by_thread
+            .get(&thread)
+            .into_iter()
+            .flatten()
+            .map(|&i| &self.profiles[i])
+    }
+    /// True when `thread` owns at least one profile.
+    pub fn covers(&self, thread: ThreadKey) -> bool {
+        self.by_thread.contains_key(&thread)
+    }
+    /// Threads that own a profile.
+    pub fn threads(&self) -> impl Iterator<Item = ThreadKey> + '_ {
+        self.by_thread.keys().copied()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn push_for_tests(&mut self, p: CpuProfile) {
+        self.by_thread
+            .entry(p.origin.thread)
+            .or_default()
+            .push(self.profiles.len());
+        self.profiles.push(p);
+    }
+}
+
+/// Builds every profile of a scanned trace. Consumes the chunks (their sample arrays are
+/// the bulk of the memory).
+pub fn build(trace: &mut ScannedTrace, diagnostics: &mut Diagnostics) -> ProfileSet {
+    let mut builders: BTreeMap<(Pid, ProfileId), ProfileBuilder> = BTreeMap::new();
+    let mut profile_events = std::mem::take(&mut trace.profiles);
+    profile_events.sort_by_key(|p| p.order);
+    for p in profile_events {
+        let key = (p.thread.pid, p.id.clone());
+        if builders.contains_key(&key) {
+            diagnostics.add("Profile events repeated for one (pid, id) (first kept)", 1);
+            continue;
+        }
+        builders.insert(
+            key,
+            ProfileBuilder::new(Origin::from_profile_event(
+                p.thread,
+                p.id,
+                p.ts,
+                p.start_time,
+                p.source,
+            )),
+        );
+    }
+    let mut chunks = std::mem::take(&mut trace.chunks);
+    chunks.sort_by_key(|c| (c.ts, c.order));
+    let mut orphan = 0u64;
+    for c in chunks {
+        match builders.get_mut(&(c.pid, c.id)) {
+            Some(b) => b.add_chunk(c.data),
+            None => orphan += c.data.samples.len().max(1) as u64,
+        }
+    }
+    diagnostics.add(
+        "profile samples in chunks without a Profile event (unplaceable, ignored)",
+        orphan,
+    );
+    let mut profiles: Vec<CpuProfile> = builders
+        .into_values()
+        .map(|b| b.finish(diagnostics))
+        .collect();
+    let mut cpu_profiles = std::mem::take(&mut trace.cpu_profiles);
+    cpu_profiles.sort_by_key(|c| c.order);
+    for c in cpu_profiles {
+        let total: TimeDelta = c.data.time_deltas.iter().copied().sum();
+        // Chrome writes the event after the profile ends; without startTime, count back.
+        let t0 = c.data.start_time.unwrap_or(c.ts - total);
+        let mut b = ProfileBuilder::new(Origin {
+            thread: c.thread,
+            id: ProfileId(format!("CpuProfile@{}", c.order)),
+            t0,
+            start_on_other_clock: false,
+            source: None,
+        });
+        b.add_chunk(c.data);
+        profiles.push(b.finish(diagnostics));
+    }
+    profiles.sort_by(|a, b| {
+        (a.origin.thread, a.origin.t0, &a.origin.id).cmp(&(
+            b.origin.thread,
+            b.origin.t0,
+            &b.origin.id,
+        ))
+    });
+    let mut by_thread: HashMap<ThreadKey, Vec<usize>> = HashMap::new();
+    for (i, p) in profiles.iter().enumerate() {
+        by_thread.entry(p.origin.thread).or_default().push(i);
+    }
+    ProfileSet {
+        profiles,
+        by_thread,
+    }
+}

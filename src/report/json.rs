@@ -1,0 +1,113 @@
+//! JSON and NDJSON: a task object has the CSV's keys, with `chain` a list of frames
+//! root → leaf, each `{"function", "url", "line", "column"}` (1-based; null when unknown).
+
+use std::io::Write;
+
+use serde::Serialize;
+
+use super::{FileError, ReportRow, millis_number};
+use crate::chain::ChainFrame;
+
+#[derive(Serialize)]
+struct Frame<'a> {
+    function: &'a str,
+    url: Option<&'a str>,
+    line: Option<u32>,
+    column: Option<u32>,
+}
+
+impl<'a> From<&'a ChainFrame> for Frame<'a> {
+    fn from(f: &'a ChainFrame) -> Self {
+        Frame {
+            function: &f.function,
+            url: (!f.url.is_empty()).then_some(f.url.as_str()),
+            line: f.line,
+            column: f.column,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Task<'a> {
+    file: &'a str,
+    pid: i64,
+    tid: i64,
+    thread_name: &'a str,
+    task_ts_us: serde_json::Number,
+    task_start_ms: f64,
+    task_dur_ms: f64,
+    window_samples: usize,
+    target_samples: usize,
+    stack_ms: f64,
+    confidence: f64,
+    status: &'a str,
+    flags: String,
+    leaf_function: Option<&'a str>,
+    leaf_url: Option<&'a str>,
+    leaf_line: Option<u32>,
+    leaf_column: Option<u32>,
+    chain_depth: usize,
+    chain: Vec<Frame<'a>>,
+}
+
+fn task(r: &ReportRow) -> Task<'_> {
+    let leaf = r.leaf().map(Frame::from);
+    let ns = r.task_ts.as_nanos();
+    let task_ts_us = if ns % 1000 == 0 {
+        serde_json::Number::from(ns / 1000)
+    } else {
+        serde_json::Number::from_f64(ns as f64 / 1000.0).unwrap_or_else(|| 0.into())
+    };
+    Task {
+        file: &r.file,
+        pid: r.thread.pid.0,
+        tid: r.thread.tid.0,
+        thread_name: &r.thread_name,
+        task_ts_us,
+        task_start_ms: millis_number(r.task_start),
+        task_dur_ms: millis_number(r.task_dur),
+        window_samples: r.window_samples,
+        target_samples: r.target_samples,
+        stack_ms: millis_number(r.stack_time),
+        confidence: (r.confidence * 1000.0).round() / 1000.0,
+        status: r.status.as_str(),
+        flags: r.flags.to_text(),
+        leaf_function: leaf.as_ref().map(|f| f.function),
+        leaf_url: leaf.as_ref().and_then(|f| f.url),
+        leaf_line: leaf.as_ref().and_then(|f| f.line),
+        leaf_column: leaf.as_ref().and_then(|f| f.column),
+        chain_depth: r.chain.len(),
+        chain: r.chain.iter().map(Frame::from).collect(),
+    }
+}
+
+/// Writes `{"tasks": [...], "errors": [...]}` and a final newline.
+pub fn write_document(
+    out: &mut impl Write,
+    rows: &[ReportRow],
+    errors: &[FileError],
+) -> std::io::Result<()> {
+    #[derive(Serialize)]
+    struct Doc<'a> {
+        tasks: Vec<Task<'a>>,
+        errors: &'a [FileError],
+    }
+    let doc = Doc {
+        tasks: rows.iter().map(task).collect(),
+        errors,
+    };
+    serde_json::to_writer(&mut *out, &doc)?;
+    out.write_all(b"\n")
+}
+
+/// Writes one task as an NDJSON line.
+pub fn write_task_line(out: &mut impl Write, r: &ReportRow) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, &task(r))?;
+    out.write_all(b"\n")
+}
+
+/// Writes one failed file as an NDJSON line `{"file", "error"}`.
+pub fn write_error_line(out: &mut impl Write, e: &FileError) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, e)?;
+    out.write_all(b"\n")
+}

@@ -1,0 +1,194 @@
+//! Reports: [`ReportRow`]s → CSV, JSON or NDJSON bytes (SPEC §3).
+//!
+//! Times are kept in ns in rows and written in milliseconds with 3 decimals (`task_ts_us`
+//! in µs); lines and columns are 1-based. Rows are written in the order given: the caller
+//! sorts them by (file, pid, tid, task_ts_us).
+
+pub mod csv;
+pub mod json;
+
+use crate::chain::{ChainFrame, ChainStatus, Flags, TaskChain};
+use crate::scan::records::ThreadKey;
+use crate::time::{TimeDelta, Timestamp, fmt_micros, fmt_millis3};
+
+/// Output format (`--format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One CSV row per long task.
+    #[default]
+    Csv,
+    /// One object `{"tasks": [...], "errors": [...]}`.
+    Json,
+    /// One task object per line, and one `{"file", "error"}` line per failed file.
+    Ndjson,
+}
+
+/// The CSV header, in SPEC §3 order.
+pub const COLUMNS: [&str; 19] = [
+    "file",
+    "pid",
+    "tid",
+    "thread_name",
+    "task_ts_us",
+    "task_start_ms",
+    "task_dur_ms",
+    "window_samples",
+    "target_samples",
+    "stack_ms",
+    "confidence",
+    "status",
+    "flags",
+    "leaf_function",
+    "leaf_url",
+    "leaf_line",
+    "leaf_column",
+    "chain_depth",
+    "chain",
+];
+
+/// One long task as reported.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportRow {
+    /// The input as given (path, or `-`).
+    pub file: String,
+    /// Thread.
+    pub thread: ThreadKey,
+    /// `thread_name` metadata (empty when none).
+    pub thread_name: String,
+    /// Task start on the trace clock.
+    pub task_ts: Timestamp,
+    /// Task start − the trace's first non-metadata `ts`.
+    pub task_start: TimeDelta,
+    /// Task duration.
+    pub task_dur: TimeDelta,
+    /// Candidate samples.
+    pub window_samples: usize,
+    /// Target samples.
+    pub target_samples: usize,
+    /// Time of the target samples.
+    pub stack_time: TimeDelta,
+    /// Confidence in [0, 1].
+    pub confidence: f64,
+    /// Status.
+    pub status: ChainStatus,
+    /// Quality notes.
+    pub flags: Flags,
+    /// Frames root → leaf.
+    pub chain: Vec<ChainFrame>,
+}
+
+impl ReportRow {
+    /// A row for `c` found in `file`.
+    pub fn new(file: &str, thread_name: &str, first_ts: Timestamp, c: TaskChain) -> ReportRow {
+        ReportRow {
+            file: file.to_string(),
+            thread: c.task.thread,
+            thread_name: thread_name.to_string(),
+            task_ts: c.task.ts,
+            task_start: c.task.ts.since(first_ts),
+            task_dur: c.task.dur,
+            window_samples: c.window_samples,
+            target_samples: c.target_samples,
+            stack_time: c.stack_time,
+            confidence: c.confidence,
+            status: c.status,
+            flags: c.flags,
+            chain: c.chain,
+        }
+    }
+    /// The leaf frame (last of the chain).
+    pub fn leaf(&self) -> Option<&ChainFrame> {
+        self.chain.last()
+    }
+    /// The sort key of SPEC §3: (file, pid, tid, task_ts_us).
+    pub fn sort_key(&self) -> (&str, ThreadKey, Timestamp) {
+        (&self.file, self.thread, self.task_ts)
+    }
+}
+
+/// `task_ts_us` text: whole µs, or with 3 decimals when fractional.
+pub fn micros_text(t: Timestamp) -> String {
+    let mut s = String::new();
+    fmt_micros(t.as_nanos(), &mut s).expect("write to String");
+    s
+}
+
+/// Milliseconds with 3 decimals.
+pub fn millis_text(d: TimeDelta) -> String {
+    let mut s = String::new();
+    fmt_millis3(d.as_nanos(), &mut s).expect("write to String");
+    s
+}
+
+/// Milliseconds rounded to 3 decimals, as a number (JSON).
+pub fn millis_number(d: TimeDelta) -> f64 {
+    (d.as_nanos() as f64 / 1000.0).round() / 1000.0
+}
+
+/// A frame as `name (url:line:column)`; the url is left out where empty, and the
+/// parenthesis where nothing is known.
+pub fn frame_text(f: &ChainFrame) -> String {
+    let mut pos = f.url.clone();
+    if let Some(l) = f.line {
+        if !pos.is_empty() {
+            pos.push(':');
+        }
+        pos.push_str(&l.to_string());
+        if let Some(c) = f.column {
+            pos.push(':');
+            pos.push_str(&c.to_string());
+        }
+    }
+    if pos.is_empty() {
+        f.function.clone()
+    } else {
+        format!("{} ({pos})", f.function)
+    }
+}
+
+/// The chain column: frames root → leaf joined by ` > `.
+pub fn chain_text(chain: &[ChainFrame]) -> String {
+    chain.iter().map(frame_text).collect::<Vec<_>>().join(" > ")
+}
+
+/// A failed file as reports list it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct FileError {
+    /// The input.
+    pub file: String,
+    /// The whole message.
+    pub error: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(name: &str, url: &str, line: Option<u32>, col: Option<u32>) -> ChainFrame {
+        ChainFrame {
+            function: name.into(),
+            url: url.into(),
+            line,
+            column: col,
+        }
+    }
+
+    #[test]
+    fn frames_print_like_devtools_locations() {
+        assert_eq!(
+            frame_text(&f("busyLoop", "http://x/a.js", Some(12), Some(3))),
+            "busyLoop (http://x/a.js:12:3)"
+        );
+        assert_eq!(frame_text(&f("(program)", "", None, None)), "(program)");
+        assert_eq!(frame_text(&f("g", "", Some(2), Some(5))), "g (2:5)");
+        assert_eq!(
+            chain_text(&[f("a", "u", Some(1), Some(1)), f("b", "", None, None)]),
+            "a (u:1:1) > b"
+        );
+    }
+
+    #[test]
+    fn millis_number_rounds_to_microseconds() {
+        assert_eq!(millis_number(TimeDelta::from_nanos(120_345_678)), 120.346);
+    }
+}

@@ -1,0 +1,461 @@
+//! The scan's sink: decides from `ph` and `name` whether an event matters and keeps it as
+//! a small record (see [`super::records`]).
+
+use std::collections::{BTreeSet, HashMap};
+
+use simd_json::BorrowedValue;
+use simd_json::prelude::*;
+
+use super::args::{ArgsParser, field, int, micros_as_nanos, text};
+use super::event::{Phase, TraceEvent};
+use super::records::*;
+use super::{ScannedTrace, is_task_name};
+use crate::time::{TimeDelta, Timestamp};
+
+/// A frame commit without a parent frame (a main frame), resolved to a pid in `finish`.
+#[derive(Debug)]
+struct MainFrameCommit {
+    frame: Option<String>,
+    process_id: Option<i64>,
+    pseudo_id: Option<String>,
+}
+
+/// Collects the events that matter from a stream of [`TraceEvent`]s.
+#[derive(Default)]
+pub struct Collector {
+    args: ArgsParser,
+    t: ScannedTrace,
+    main_frame_ids: BTreeSet<String>,
+    main_frame_pids: BTreeSet<Pid>,
+    commits: Vec<MainFrameCommit>,
+    pseudo_pids: HashMap<String, i64>,
+}
+
+impl Collector {
+    /// Takes one event.
+    pub fn event(&mut self, ev: &TraceEvent<'_>) {
+        self.t.events += 1;
+        let ts = ev.ts();
+        if ev.ph != Phase::Metadata
+            && let Some(ts) = ts
+        {
+            let end = ts + ev.dur().unwrap_or_default().max(TimeDelta::ZERO);
+            self.t.first_ts = Some(self.t.first_ts.map_or(ts, |f| f.min(ts)));
+            self.t.last_ts = Some(self.t.last_ts.map_or(end, |l| l.max(end)));
+        }
+        let thread = ThreadKey {
+            pid: Pid(ev.pid()),
+            tid: Tid(ev.tid()),
+        };
+        match ev.ph {
+            Phase::Metadata => {
+                if ev.is("thread_name")
+                    && let Some(name) = self.arg_text(ev, "name")
+                {
+                    self.t.thread_names.insert(thread, name);
+                }
+                return;
+            }
+            Phase::Missing => {
+                self.t.diagnostics.add("events without a \"ph\"", 1);
+                return;
+            }
+            Phase::Complete | Phase::Begin | Phase::End => {
+                let Some(ts) = ts else {
+                    if is_task_name(ev.name) {
+                        self.t.diagnostics.add("task events without a numeric ts", 1);
+                    }
+                    return self.other(ev, thread, None);
+                };
+                let kind = match ev.ph {
+                    Phase::Complete if is_task_name(ev.name) => match ev.dur() {
+                        Some(d) if d >= TimeDelta::ZERO => Some(MarkKind::Complete(d)),
+                        _ => {
+                            self.t
+                                .diagnostics
+                                .add("task X events without a usable dur", 1);
+                            None
+                        }
+                    },
+                    Phase::Begin => Some(MarkKind::Begin {
+                        is_task: is_task_name(ev.name),
+                    }),
+                    Phase::End => Some(MarkKind::End),
+                    _ => None,
+                };
+                if let Some(kind) = kind {
+                    self.t.task_marks.push(TaskMark {
+                        thread,
+                        ts,
+                        kind,
+                        order: ev.offset,
+                    });
+                    return;
+                }
+            }
+            _ => {}
+        }
+        self.other(ev, thread, ts);
+    }
+
+    fn other(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
+        match ev.name {
+            b"Profile" => self.profile(ev, thread, ts),
+            b"ProfileChunk" => self.chunk(ev, thread, ts),
+            b"CpuProfile" => self.cpu_profile(ev, thread, ts),
+            b"TracingStartedInBrowser" => self.tracing_started_in_browser(ev),
+            b"TracingStartedInPage" => {
+                self.main_frame_pids.insert(thread.pid);
+            }
+            b"FrameCommittedInBrowser" => self.frame_committed(ev),
+            b"ProcessReadyInBrowser" => {
+                if let Some((pseudo, pid)) = self.with_data(ev, |d| {
+                    Some((text(d, "processPseudoId")?, int(field(d, "processId")?)?))
+                }) {
+                    self.pseudo_pids.insert(pseudo, pid);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Parses `args` and hands `args.data` to `f`; counts unparsable args.
+    fn with_data<R>(
+        &mut self,
+        ev: &TraceEvent<'_>,
+        f: impl FnOnce(&BorrowedValue<'_>) -> Option<R>,
+    ) -> Option<R> {
+        let raw = ev.args?;
+        match self.args.with(raw, |v| field(v, "data").and_then(f)) {
+            Some(r) => r,
+            None => {
+                self.t
+                    .diagnostics
+                    .add("events whose args are not valid JSON (skipped)", 1);
+                None
+            }
+        }
+    }
+
+    fn arg_text(&mut self, ev: &TraceEvent<'_>, key: &str) -> Option<String> {
+        let raw = ev.args?;
+        self.args.with(raw, |v| text(v, key)).flatten()
+    }
+
+    fn profile_id(ev: &TraceEvent<'_>, thread: ThreadKey) -> ProfileId {
+        // SPEC §2: key by (pid, id); by (pid, tid) when `id` is missing.
+        ProfileId(ev.id().unwrap_or_else(|| format!("tid:{}", thread.tid)))
+    }
+
+    fn profile(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
+        let Some(ts) = ts else {
+            self.t.diagnostics.add("Profile events without ts (ignored)", 1);
+            return;
+        };
+        let (start_time, source) = self
+            .with_data(ev, |d| {
+                Some((
+                    field(d, "startTime")
+                        .and_then(micros_as_nanos)
+                        .map(Timestamp::from_nanos),
+                    text(d, "source"),
+                ))
+            })
+            .unwrap_or((None, None));
+        self.t.profiles.push(ProfileEvent {
+            thread,
+            id: Self::profile_id(ev, thread),
+            ts,
+            start_time,
+            source,
+            order: ev.offset,
+        });
+    }
+
+    fn chunk(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
+        let mut mismatched = false;
+        let data = self
+            .with_data(ev, |d| Some(chunk_data(d, field(d, "timeDeltas"), &mut mismatched)))
+            .unwrap_or_default();
+        if mismatched {
+            self.t.diagnostics.add(
+                "chunks whose samples and timeDeltas differ in length (truncated to the shorter)",
+                1,
+            );
+        }
+        self.t.chunks.push(ProfileChunk {
+            pid: thread.pid,
+            id: Self::profile_id(ev, thread),
+            ts: ts.unwrap_or_default(),
+            order: ev.offset,
+            data,
+        });
+    }
+
+    fn cpu_profile(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
+        let mut mismatched = false;
+        let data = self.with_data(ev, |d| {
+            let cp = field(d, "cpuProfile")?;
+            Some(chunk_data(d, field(cp, "timeDeltas"), &mut mismatched))
+        });
+        if mismatched {
+            self.t.diagnostics.add(
+                "profiles whose samples and timeDeltas differ in length (truncated to the shorter)",
+                1,
+            );
+        }
+        match data {
+            Some(data) => self.t.cpu_profiles.push(CpuProfileEvent {
+                thread,
+                order: ev.offset,
+                ts: ts.unwrap_or_default(),
+                data,
+            }),
+            None => self
+                .t
+                .diagnostics
+                .add("CpuProfile events without a cpuProfile (ignored)", 1),
+        }
+    }
+
+    fn tracing_started_in_browser(&mut self, ev: &TraceEvent<'_>) {
+        let mains = self
+            .with_data(ev, |d| {
+                let frames = field(d, "frames")?.as_array()?;
+                Some(
+                    frames
+                        .iter()
+                        .filter(|f| field(f, "parent").is_none())
+                        .filter(|f| {
+                            field(f, "isOutermostMainFrame").and_then(|v| v.as_bool())
+                                != Some(false)
+                        })
+                        .map(|f| (text(f, "frame"), field(f, "processId").and_then(int)))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .unwrap_or_default();
+        for (frame, pid) in mains {
+            if let Some(frame) = frame {
+                self.main_frame_ids.insert(frame);
+            }
+            if let Some(pid) = pid {
+                self.main_frame_pids.insert(Pid(pid));
+            }
+        }
+    }
+
+    fn frame_committed(&mut self, ev: &TraceEvent<'_>) {
+        let commit = self.with_data(ev, |d| {
+            if field(d, "parent").is_some() {
+                return None;
+            }
+            Some(MainFrameCommit {
+                frame: text(d, "frame"),
+                process_id: field(d, "processId").and_then(int),
+                pseudo_id: text(d, "processPseudoId"),
+            })
+        });
+        self.commits.extend(commit);
+    }
+
+    /// Ends the scan.
+    pub fn finish(mut self) -> ScannedTrace {
+        for c in &self.commits {
+            let is_main = self.main_frame_ids.is_empty()
+                || c.frame
+                    .as_ref()
+                    .is_some_and(|f| self.main_frame_ids.contains(f));
+            if !is_main {
+                continue;
+            }
+            let pid = c.process_id.or_else(|| {
+                c.pseudo_id
+                    .as_ref()
+                    .and_then(|p| self.pseudo_pids.get(p).copied())
+            });
+            if let Some(pid) = pid {
+                self.main_frame_pids.insert(Pid(pid));
+            }
+        }
+        self.t.main_frame_pids = self.main_frame_pids;
+        self.t
+    }
+}
+
+/// Reads `cpuProfile` (nodes, samples, startTime) of `data`, with `deltas` (from
+/// `data.timeDeltas` in chunks, `cpuProfile.timeDeltas` in whole profiles).
+fn chunk_data(
+    data: &BorrowedValue<'_>,
+    deltas: Option<&BorrowedValue<'_>>,
+    mismatched: &mut bool,
+) -> ChunkData {
+    let mut out = ChunkData::default();
+    let Some(cp) = field(data, "cpuProfile") else {
+        return out;
+    };
+    if let Some(nodes) = field(cp, "nodes").and_then(|n| n.as_array()) {
+        out.nodes = nodes.iter().filter_map(node).collect();
+    }
+    let samples = field(cp, "samples").and_then(|s| s.as_array());
+    let deltas = deltas.and_then(|d| d.as_array());
+    if let (Some(samples), Some(deltas)) = (samples, deltas) {
+        *mismatched = samples.len() != deltas.len();
+        let n = samples.len().min(deltas.len());
+        out.samples.reserve(n);
+        out.time_deltas.reserve(n);
+        for (s, d) in samples.iter().zip(deltas.iter()) {
+            // A non-numeric sample id can name no node: -1 is counted as unknown later.
+            out.samples.push(NodeId(int(s).unwrap_or(-1)));
+            out.time_deltas
+                .push(TimeDelta::from_nanos(micros_as_nanos(d).unwrap_or(0)));
+        }
+    } else if samples.is_some_and(|s| !s.is_empty()) {
+        *mismatched = true;
+    }
+    out.start_time = field(cp, "startTime")
+        .and_then(micros_as_nanos)
+        .map(Timestamp::from_nanos);
+    out
+}
+
+fn node(v: &BorrowedValue<'_>) -> Option<Node> {
+    let id = NodeId(int(field(v, "id")?)?);
+    let cf = field(v, "callFrame");
+    let get_text = |k| cf.and_then(|c| text(c, k)).unwrap_or_default();
+    let get_pos = |k| {
+        cf.and_then(|c| field(c, k))
+            .and_then(int)
+            .and_then(|n| i32::try_from(n).ok())
+            .unwrap_or(-1)
+    };
+    let script_id = cf
+        .and_then(|c| field(c, "scriptId"))
+        .map(|s| match s.as_str() {
+            Some(t) => t.to_owned(),
+            None => int(s).map(|i| i.to_string()).unwrap_or_default(),
+        })
+        .unwrap_or_default();
+    Some(Node {
+        id,
+        parent: field(v, "parent").and_then(int).map(NodeId),
+        children: field(v, "children")
+            .and_then(|c| c.as_array())
+            .map(|c| c.iter().filter_map(int).map(NodeId).collect())
+            .unwrap_or_default(),
+        call_frame: CallFrame {
+            function_name: get_text("functionName"),
+            url: get_text("url"),
+            script_id,
+            line_number: get_pos("lineNumber"),
+            column_number: get_pos("columnNumber"),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(events: &[&str]) -> ScannedTrace {
+        let mut c = Collector::default();
+        for e in events {
+            let (ev, _) = TraceEvent::parse(e.as_bytes(), 0, 0).unwrap();
+            c.event(&ev);
+        }
+        c.finish()
+    }
+
+    #[test]
+    fn thread_names_profiles_and_chunks() {
+        let t = collect(&[
+            r#"{"args":{"name":"CrRendererMain"},"name":"thread_name","ph":"M","pid":5,"tid":6,"ts":0}"#,
+            r#"{"args":{"data":{"source":"Internal","startTime":1000}},"id":"0x1","name":"Profile","ph":"P","pid":5,"tid":6,"ts":1004}"#,
+            r#"{"args":{"data":{"cpuProfile":{"nodes":[{"callFrame":{"functionName":"(root)","scriptId":0},"id":1},{"callFrame":{"functionName":"f","url":"u.js","lineNumber":3,"columnNumber":9,"scriptId":7},"id":2,"parent":1}],"samples":[2,2,1]},"timeDeltas":[10,-3,5]}},"id":"0x1","name":"ProfileChunk","ph":"P","pid":5,"tid":99,"ts":2000}"#,
+        ]);
+        let k = ThreadKey {
+            pid: Pid(5),
+            tid: Tid(6),
+        };
+        assert_eq!(t.thread_names[&k], "CrRendererMain");
+        assert_eq!(t.profiles.len(), 1);
+        assert_eq!(t.profiles[0].thread, k);
+        assert_eq!(t.profiles[0].start_time, Some(Timestamp::from_micros(1000)));
+        assert_eq!(t.profiles[0].source.as_deref(), Some("Internal"));
+        let c = &t.chunks[0];
+        assert_eq!((c.pid, &c.id.0[..]), (Pid(5), "0x1"));
+        assert_eq!(c.data.samples, vec![NodeId(2), NodeId(2), NodeId(1)]);
+        assert_eq!(
+            c.data.time_deltas,
+            vec![
+                TimeDelta::from_micros(10),
+                TimeDelta::from_micros(-3),
+                TimeDelta::from_micros(5)
+            ]
+        );
+        let f = &c.data.nodes[1].call_frame;
+        assert_eq!(
+            (&f.function_name[..], &f.url[..], f.line_number, f.column_number),
+            ("f", "u.js", 3, 9)
+        );
+        assert_eq!(c.data.nodes[1].parent, Some(NodeId(1)));
+        assert_eq!(c.data.nodes[0].call_frame.line_number, -1);
+        // Metadata does not count for the trace's first ts.
+        assert_eq!(t.first_ts, Some(Timestamp::from_micros(1004)));
+    }
+
+    #[test]
+    fn length_mismatch_truncates_and_counts() {
+        let t = collect(&[
+            r#"{"args":{"data":{"cpuProfile":{"samples":[1,2,3]},"timeDeltas":[5,6]}},"id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":1}"#,
+        ]);
+        assert_eq!(t.chunks[0].data.samples.len(), 2);
+        assert_eq!(t.diagnostics.kinds(), 1);
+    }
+
+    #[test]
+    fn empty_and_odd_chunk_args_are_tolerated() {
+        let t = collect(&[
+            r#"{"args":{},"id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":1}"#,
+            r#"{"args":{"data":{"endTime":5}},"id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":2}"#,
+            r#"{"args":"__stripped__","id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":3}"#,
+        ]);
+        assert_eq!(t.chunks.len(), 3);
+        assert!(t.chunks.iter().all(|c| c.data.samples.is_empty()));
+    }
+
+    #[test]
+    fn main_frame_from_tracing_start_and_commits() {
+        let t = collect(&[
+            r#"{"args":{"data":{"frames":[{"frame":"A","processId":10},{"frame":"B","parent":"A","processId":11}]}},"name":"TracingStartedInBrowser","ph":"I","pid":1,"tid":1,"ts":5}"#,
+            r#"{"args":{"data":{"frame":"A","processPseudoId":"0x9"}},"name":"FrameCommittedInBrowser","ph":"I","pid":1,"tid":1,"ts":6}"#,
+            r#"{"args":{"data":{"processPseudoId":"0x9","processId":12}},"name":"ProcessReadyInBrowser","ph":"I","pid":1,"tid":1,"ts":7}"#,
+            r#"{"args":{"data":{"frame":"C","processId":13}},"name":"FrameCommittedInBrowser","ph":"I","pid":1,"tid":1,"ts":8}"#,
+            r#"{"args":{"data":{"frame":"B","parent":"A","processId":14}},"name":"FrameCommittedInBrowser","ph":"I","pid":1,"tid":1,"ts":9}"#,
+        ]);
+        // 10 from the frame list, 12 via the pseudo id; 13 is another frame tree (not the
+        // traced main frame), 14 a subframe.
+        assert_eq!(
+            t.main_frame_pids.iter().map(|p| p.0).collect::<Vec<_>>(),
+            vec![10, 12]
+        );
+    }
+
+    #[test]
+    fn task_marks_and_time_bounds() {
+        let t = collect(&[
+            r#"{"name":"RunTask","ph":"X","pid":1,"tid":2,"ts":100,"dur":60000}"#,
+            r#"{"name":"Layout","ph":"X","pid":1,"tid":2,"ts":90,"dur":5}"#,
+            r#"{"name":"Foo","ph":"B","pid":1,"tid":2,"ts":200}"#,
+            r#"{"ph":"E","pid":1,"tid":2,"ts":300}"#,
+        ]);
+        assert_eq!(t.task_marks.len(), 3);
+        assert_eq!(
+            t.task_marks[0].kind,
+            MarkKind::Complete(TimeDelta::from_micros(60000))
+        );
+        assert_eq!(t.task_marks[1].kind, MarkKind::Begin { is_task: false });
+        assert_eq!(t.first_ts, Some(Timestamp::from_micros(90)));
+        assert_eq!(t.last_ts, Some(Timestamp::from_micros(60100)));
+    }
+}

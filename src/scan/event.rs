@@ -1,0 +1,227 @@
+//! One trace event's top level, read without building `args`.
+//!
+//! A trace event is a JSON object whose top-level keys (in any order) include `ph`, `name`,
+//! `cat`, `pid`, `tid`, `ts`, `dur`, `id`, `s` and `args` (Trace Event Format, Chrome
+//! `TraceEvent::AppendAsJSON`). [`TraceEvent::parse`] records where each of those values
+//! lies in the bytes and skips everything else; `args` stays raw until a later stage
+//! decides the event matters.
+
+use super::json::{self, LexError, Lexed, skip_value, skip_ws, string_content, string_end};
+use crate::time::{TimeDelta, Timestamp};
+
+/// The `ph` (phase) of a trace event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// `X`: a complete event with `dur`.
+    Complete,
+    /// `B`: begins a duration on its thread.
+    Begin,
+    /// `E`: ends the latest open `B` on its thread.
+    End,
+    /// `I` or `i`: an instant.
+    Instant,
+    /// `M`: metadata (`thread_name`, `process_name`, ...).
+    Metadata,
+    /// `P`: a sample event (`Profile`, `ProfileChunk`).
+    Sample,
+    /// Any other phase letter.
+    Other(u8),
+    /// `ph` missing or not a string.
+    Missing,
+}
+
+impl Phase {
+    fn from_raw(raw: Option<&[u8]>) -> Phase {
+        match raw.and_then(string_content).and_then(|s| s.first()) {
+            Some(b'X') => Phase::Complete,
+            Some(b'B') => Phase::Begin,
+            Some(b'E') => Phase::End,
+            Some(b'I' | b'i') => Phase::Instant,
+            Some(b'M') => Phase::Metadata,
+            Some(b'P') => Phase::Sample,
+            Some(&c) => Phase::Other(c),
+            None => Phase::Missing,
+        }
+    }
+}
+
+/// The top level of one trace event, borrowing the file's bytes. String fields hold the
+/// raw content between the quotes (escapes not resolved; the names taskchain matches
+/// never contain any).
+#[derive(Clone, Copy, Debug)]
+pub struct TraceEvent<'a> {
+    /// 0-based byte offset of the event's `{` in the whole file: a unique, deterministic
+    /// "file order" key, also when the file is scanned in parallel ranges.
+    pub offset: u64,
+    /// `ph`.
+    pub ph: Phase,
+    /// `name` (raw string content; empty when missing).
+    pub name: &'a [u8],
+    /// `cat` (raw string content; a comma-separated list).
+    pub cat: &'a [u8],
+    raw_pid: Option<&'a [u8]>,
+    raw_tid: Option<&'a [u8]>,
+    raw_ts: Option<&'a [u8]>,
+    raw_dur: Option<&'a [u8]>,
+    raw_id: Option<&'a [u8]>,
+    /// `args` as raw JSON bytes (object, string such as `"__stripped__"`, ...), if present.
+    pub args: Option<&'a [u8]>,
+}
+
+impl<'a> TraceEvent<'a> {
+    /// Parses the object starting at `b[i]` (which must be `{`). `base` is the offset of
+    /// `b[0]` in the file. Returns the event and the offset just past its `}`.
+    pub fn parse(b: &'a [u8], i: usize, base: u64) -> Lexed<(TraceEvent<'a>, usize)> {
+        debug_assert_eq!(b.get(i), Some(&b'{'));
+        let mut ev = TraceEvent {
+            offset: base + i as u64,
+            ph: Phase::Missing,
+            name: b"",
+            cat: b"",
+            raw_pid: None,
+            raw_tid: None,
+            raw_ts: None,
+            raw_dur: None,
+            raw_id: None,
+            args: None,
+        };
+        let mut raw_ph = None;
+        let mut j = skip_ws(b, i + 1);
+        if b.get(j) == Some(&b'}') {
+            ev.ph = Phase::Missing;
+            return Ok((ev, j + 1));
+        }
+        loop {
+            match b.get(j) {
+                None => return Err(LexError::Incomplete),
+                Some(b'"') => {}
+                Some(_) => {
+                    return Err(LexError::Malformed {
+                        offset: j,
+                        expected: "a key string in a trace event",
+                    });
+                }
+            }
+            let key_end = string_end(b, j + 1)?;
+            let key = &b[j + 1..key_end];
+            j = skip_ws(b, key_end + 1);
+            match b.get(j) {
+                None => return Err(LexError::Incomplete),
+                Some(b':') => {}
+                Some(_) => {
+                    return Err(LexError::Malformed {
+                        offset: j,
+                        expected: "':' after a key",
+                    });
+                }
+            }
+            let v = skip_ws(b, j + 1);
+            let end = skip_value(b, v)?;
+            let raw = &b[v..end];
+            match key {
+                b"ph" => raw_ph = Some(raw),
+                b"name" => ev.name = string_content(raw).unwrap_or(b""),
+                b"cat" => ev.cat = string_content(raw).unwrap_or(b""),
+                b"pid" => ev.raw_pid = Some(raw),
+                b"tid" => ev.raw_tid = Some(raw),
+                b"ts" => ev.raw_ts = Some(raw),
+                b"dur" => ev.raw_dur = Some(raw),
+                b"id" => ev.raw_id = Some(raw),
+                b"args" => ev.args = Some(raw),
+                _ => {}
+            }
+            j = skip_ws(b, end);
+            match b.get(j) {
+                None => return Err(LexError::Incomplete),
+                Some(b',') => j = skip_ws(b, j + 1),
+                Some(b'}') => {
+                    ev.ph = Phase::from_raw(raw_ph);
+                    return Ok((ev, j + 1));
+                }
+                Some(_) => {
+                    return Err(LexError::Malformed {
+                        offset: j,
+                        expected: "',' or '}' in a trace event",
+                    });
+                }
+            }
+        }
+    }
+
+    /// `pid` as an integer (strings hashed, see [`json::integer`]); 0 when missing.
+    pub fn pid(&self) -> i64 {
+        self.raw_pid.and_then(json::integer).unwrap_or(0)
+    }
+    /// `tid` as an integer; 0 when missing.
+    pub fn tid(&self) -> i64 {
+        self.raw_tid.and_then(json::integer).unwrap_or(0)
+    }
+    /// `ts` (µs in the file), `None` when missing or not a number.
+    pub fn ts(&self) -> Option<Timestamp> {
+        self.raw_ts
+            .and_then(json::micros_to_nanos)
+            .map(Timestamp::from_nanos)
+    }
+    /// `dur` (µs in the file), `None` when missing or not a number.
+    pub fn dur(&self) -> Option<TimeDelta> {
+        self.raw_dur
+            .and_then(json::micros_to_nanos)
+            .map(TimeDelta::from_nanos)
+    }
+    /// `id` normalised to text: `"0x1"` → `0x1`, `7` → `7`; `None` when missing.
+    pub fn id(&self) -> Option<String> {
+        let raw = self.raw_id?;
+        Some(match string_content(raw) {
+            Some(s) => json::unescape(s),
+            None => String::from_utf8_lossy(raw).into_owned(),
+        })
+    }
+    /// True when `name` equals `n`.
+    pub fn is(&self, n: &str) -> bool {
+        self.name == n.as_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_top_level_in_any_key_order_and_skips_args() {
+        let b = br#"{"args":{"data":{"name":"x","ph":"B"}},"cat":"a,b","name":"RunTask","ph":"X","pid":"7","tid":8,"ts":1.5,"dur":2e3,"id":"0x1"}"#;
+        let (ev, end) = TraceEvent::parse(b, 0, 100).unwrap();
+        assert_eq!(end, b.len());
+        assert_eq!(ev.offset, 100);
+        assert_eq!(ev.ph, Phase::Complete);
+        assert!(ev.is("RunTask"));
+        assert_eq!(ev.cat, b"a,b");
+        assert_eq!((ev.pid(), ev.tid()), (7, 8));
+        assert_eq!(ev.ts(), Some(Timestamp::from_nanos(1500)));
+        assert_eq!(ev.dur(), Some(TimeDelta::from_micros(2000)));
+        assert_eq!(ev.id().as_deref(), Some("0x1"));
+        assert_eq!(ev.args, Some(&br#"{"data":{"name":"x","ph":"B"}}"#[..]));
+    }
+
+    #[test]
+    fn missing_fields_and_string_args() {
+        let b = br#"{ "ph" : "M" , "args" : "__stripped__" }"#;
+        let (ev, _) = TraceEvent::parse(b, 0, 0).unwrap();
+        assert_eq!(ev.ph, Phase::Metadata);
+        assert_eq!(ev.name, b"");
+        assert_eq!(ev.pid(), 0);
+        assert_eq!(ev.ts(), None);
+        assert_eq!(ev.args, Some(&br#""__stripped__""#[..]));
+    }
+
+    #[test]
+    fn cut_event_is_incomplete_and_junk_is_malformed() {
+        assert_eq!(
+            TraceEvent::parse(br#"{"ph":"X","ts":1"#, 0, 0).unwrap_err(),
+            LexError::Incomplete
+        );
+        assert!(matches!(
+            TraceEvent::parse(br#"{"ph" "X"}"#, 0, 0).unwrap_err(),
+            LexError::Malformed { offset: 6, .. }
+        ));
+    }
+}

@@ -1,0 +1,344 @@
+//! A small JSON lexer over raw bytes: skip whitespace, strings and whole values without
+//! building them, and read the few scalars a trace event's top level holds.
+//!
+//! Every function takes a byte slice and a 0-based offset and returns the offset just past
+//! what it read. Running out of bytes is [`LexError::Incomplete`] (a file cut off, or a
+//! block boundary in a stream); bytes that cannot be JSON are [`LexError::Malformed`] with
+//! their offset. Skipping is fast because it only looks at quotes, backslashes and the
+//! brackets of the value being skipped (memchr), and does not validate the inside of
+//! nested values: the parts taskchain keeps are validated later by simd-json.
+
+use memchr::{memchr2, memchr3};
+
+/// Why the lexer stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LexError {
+    /// The bytes end inside a value.
+    Incomplete,
+    /// The byte at `offset` cannot start or continue the expected JSON.
+    Malformed {
+        /// 0-based byte offset in the slice given.
+        offset: usize,
+        /// What was expected there.
+        expected: &'static str,
+    },
+}
+
+/// Result of a lexer step: the offset just past what was read.
+pub type Lexed<T> = Result<T, LexError>;
+
+#[inline]
+pub(crate) fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// Offset of the first non-whitespace byte at or after `i` (may be `b.len()`).
+#[inline]
+pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && is_ws(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// `i` is just past an opening quote; returns the offset of the closing quote.
+#[inline]
+pub fn string_end(b: &[u8], mut i: usize) -> Lexed<usize> {
+    loop {
+        match memchr2(b'"', b'\\', b.get(i..).unwrap_or(&[])) {
+            None => return Err(LexError::Incomplete),
+            Some(k) => {
+                let j = i + k;
+                if b[j] == b'"' {
+                    return Ok(j);
+                }
+                // A backslash escapes the next byte (for `\u` the 4 hex digits are not quotes).
+                i = j + 2;
+                if i > b.len() {
+                    return Err(LexError::Incomplete);
+                }
+            }
+        }
+    }
+}
+
+/// Skips an object or array starting at `b[i]` (`{` or `[`); returns the offset past its close.
+fn skip_container(b: &[u8], i: usize, open: u8, close: u8) -> Lexed<usize> {
+    let mut depth = 0usize;
+    let mut j = i;
+    loop {
+        match memchr3(open, close, b'"', b.get(j..).unwrap_or(&[])) {
+            None => return Err(LexError::Incomplete),
+            Some(k) => {
+                let at = j + k;
+                let c = b[at];
+                if c == b'"' {
+                    j = string_end(b, at + 1)? + 1;
+                } else if c == open {
+                    depth += 1;
+                    j = at + 1;
+                } else {
+                    depth -= 1;
+                    j = at + 1;
+                    if depth == 0 {
+                        return Ok(j);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Skips one JSON value starting exactly at `b[i]`; returns the offset just past it.
+pub fn skip_value(b: &[u8], i: usize) -> Lexed<usize> {
+    let Some(&c) = b.get(i) else {
+        return Err(LexError::Incomplete);
+    };
+    match c {
+        b'"' => Ok(string_end(b, i + 1)? + 1),
+        b'{' => skip_container(b, i, b'{', b'}'),
+        b'[' => skip_container(b, i, b'[', b']'),
+        b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
+            let mut j = i + 1;
+            while j < b.len() {
+                match b[j] {
+                    b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-' | b'a'..=b'z' => j += 1,
+                    _ => return Ok(j),
+                }
+            }
+            Err(LexError::Incomplete)
+        }
+        _ => Err(LexError::Malformed {
+            offset: i,
+            expected: "a JSON value",
+        }),
+    }
+}
+
+/// The content of a raw string value (`"abc"` → `abc`), or `None` when `raw` is not a string.
+#[inline]
+pub fn string_content(raw: &[u8]) -> Option<&[u8]> {
+    if raw.len() >= 2 && raw[0] == b'"' && raw[raw.len() - 1] == b'"' {
+        Some(&raw[1..raw.len() - 1])
+    } else {
+        None
+    }
+}
+
+/// Decodes the content of a JSON string (without quotes). Escapes are resolved; a lone
+/// surrogate (`\ud800` without its pair, seen in real function names) and invalid UTF-8
+/// become U+FFFD instead of rejecting the file.
+pub fn unescape(content: &[u8]) -> String {
+    if memchr::memchr(b'\\', content).is_none() {
+        return String::from_utf8_lossy(content).into_owned();
+    }
+    let mut out: Vec<u8> = Vec::with_capacity(content.len());
+    let mut i = 0;
+    while i < content.len() {
+        let c = content[i];
+        if c != b'\\' {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        let Some(&e) = content.get(i + 1) else { break };
+        i += 2;
+        let simple = match e {
+            b'"' => Some(b'"'),
+            b'\\' => Some(b'\\'),
+            b'/' => Some(b'/'),
+            b'b' => Some(8),
+            b'f' => Some(12),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            _ => None,
+        };
+        if let Some(s) = simple {
+            out.push(s);
+            continue;
+        }
+        if e != b'u' {
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+            continue;
+        }
+        let Some(hi) = hex4(content, i) else {
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+            continue;
+        };
+        i += 4;
+        let ch = if (0xD800..0xDC00).contains(&hi) {
+            match (content.get(i..i + 2), hex4(content, i + 2)) {
+                (Some(b"\\u"), Some(lo)) if (0xDC00..0xE000).contains(&lo) => {
+                    i += 6;
+                    char::from_u32(0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00))
+                }
+                _ => None,
+            }
+        } else {
+            char::from_u32(hi)
+        };
+        let mut tmp = [0u8; 4];
+        out.extend_from_slice(ch.unwrap_or('\u{FFFD}').encode_utf8(&mut tmp).as_bytes());
+    }
+    match String::from_utf8(out) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+fn hex4(b: &[u8], i: usize) -> Option<u32> {
+    let s = b.get(i..i + 4)?;
+    let mut v = 0u32;
+    for &c in s {
+        v = v * 16 + (c as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+/// Parses a raw JSON number (or a number inside a string, as some producers write it)
+/// given in microseconds and returns nanoseconds, exactly for integers and decimals
+/// (`141171.917` → `141171917`), through `f64` only for exponent notation.
+/// Returns `None` for anything else (`null`, text, overflow).
+pub fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
+    let s = string_content(raw).unwrap_or(raw);
+    let (neg, digits) = match s.first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut int: i64 = 0;
+    let mut i = 0;
+    while i < digits.len() && digits[i].is_ascii_digit() {
+        int = int.checked_mul(10)?.checked_add((digits[i] - b'0') as i64)?;
+        i += 1;
+    }
+    let int_digits = i;
+    let mut frac_ns: i64 = 0;
+    let mut frac_digits = 0;
+    let mut round_up = false;
+    if i < digits.len() && digits[i] == b'.' {
+        i += 1;
+        while i < digits.len() && digits[i].is_ascii_digit() {
+            if frac_digits < 3 {
+                frac_ns = frac_ns * 10 + (digits[i] - b'0') as i64;
+            } else if frac_digits == 3 {
+                round_up = digits[i] >= b'5';
+            }
+            frac_digits += 1;
+            i += 1;
+        }
+        while frac_digits < 3 {
+            frac_ns *= 10;
+            frac_digits += 1;
+        }
+    }
+    if int_digits == 0 && frac_digits == 0 {
+        return None;
+    }
+    if i < digits.len() {
+        if matches!(digits[i], b'e' | b'E') {
+            let v: f64 = std::str::from_utf8(s).ok()?.parse().ok()?;
+            let ns = v * 1000.0;
+            return (ns.is_finite() && ns.abs() < 9.0e18).then(|| ns.round() as i64);
+        }
+        return None;
+    }
+    let ns = int
+        .checked_mul(1000)?
+        .checked_add(frac_ns + round_up as i64)?;
+    Some(if neg { -ns } else { ns })
+}
+
+/// Parses a raw `pid`/`tid`/node id: an integer, an integer in a string (`"1234"`), or a
+/// float with no fraction (`12.0`). Other strings (hand-made traces name threads `"main"`)
+/// are hashed to a stable non-negative number so that they still key threads apart.
+pub fn integer(raw: &[u8]) -> Option<i64> {
+    let s = string_content(raw).unwrap_or(raw);
+    if let Some(v) = std::str::from_utf8(s).ok().and_then(|t| t.parse::<i64>().ok()) {
+        return Some(v);
+    }
+    if let Some(ns) = micros_to_nanos(raw)
+        && ns % 1000 == 0
+    {
+        return Some(ns / 1000);
+    }
+    if string_content(raw).is_some() && !s.is_empty() {
+        // FNV-1a, 62 bits: stable across runs and machines.
+        let mut h: u64 = 0xcbf29ce484222325;
+        for &c in s {
+            h = (h ^ c as u64).wrapping_mul(0x100000001b3);
+        }
+        return Some((h >> 2) as i64);
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn skips_strings_with_escaped_quotes_and_braces() {
+        let b = br#"{"a":"x\"}{","b":[1,{"c":"]"}]} tail"#;
+        assert_eq!(skip_value(b, 0), Ok(b.len() - 5));
+    }
+
+    #[test]
+    fn escaped_backslash_before_quote_ends_string() {
+        let b = br#""abc\\" rest"#;
+        assert_eq!(skip_value(b, 0), Ok(7));
+    }
+
+    #[test]
+    fn cut_off_values_are_incomplete() {
+        assert_eq!(skip_value(br#"{"a":[1,2"#, 0), Err(LexError::Incomplete));
+        assert_eq!(skip_value(br#""abc\"#, 0), Err(LexError::Incomplete));
+        assert_eq!(skip_value(b"123", 0), Err(LexError::Incomplete));
+    }
+
+    #[test]
+    fn junk_is_malformed_with_offset() {
+        assert_eq!(
+            skip_value(b"  @", 2),
+            Err(LexError::Malformed {
+                offset: 2,
+                expected: "a JSON value"
+            })
+        );
+    }
+
+    #[test]
+    fn micros_parse_exactly_to_nanos() {
+        assert_eq!(micros_to_nanos(b"2323801329"), Some(2_323_801_329_000));
+        assert_eq!(micros_to_nanos(b"141171.917"), Some(141_171_917));
+        assert_eq!(micros_to_nanos(b"0.0005"), Some(1)); // rounds half up at the 4th decimal
+        assert_eq!(micros_to_nanos(b"-975"), Some(-975_000));
+        assert_eq!(micros_to_nanos(b"1.5e3"), Some(1_500_000));
+        assert_eq!(micros_to_nanos(b"\"123\""), Some(123_000));
+        assert_eq!(micros_to_nanos(b"null"), None);
+        assert_eq!(micros_to_nanos(b"99999999999999999999"), None);
+    }
+
+    #[test]
+    fn integers_from_numbers_strings_and_names() {
+        assert_eq!(integer(b"21989"), Some(21989));
+        assert_eq!(integer(b"\"21989\""), Some(21989));
+        assert_eq!(integer(b"12.0"), Some(12));
+        let h = integer(b"\"main\"").unwrap();
+        assert!(h >= 0);
+        assert_eq!(integer(b"\"main\""), Some(h));
+        assert_ne!(integer(b"\"worker\""), Some(h));
+        assert_eq!(integer(b"true"), None);
+    }
+
+    #[test]
+    fn unescape_handles_pairs_and_lone_surrogates() {
+        assert_eq!(unescape(br"a\u00e9b"), "a\u{e9}b");
+        assert_eq!(unescape(br"\ud83d\ude00"), "\u{1F600}");
+        assert_eq!(unescape(br"x\ud800y"), "x\u{FFFD}y");
+        assert_eq!(unescape(br"\udc00"), "\u{FFFD}");
+        assert_eq!(unescape(br#"q\"\\\/\n"#), "q\"\\/\n");
+        assert_eq!(unescape("caf\u{e9}".as_bytes()), "caf\u{e9}");
+    }
+}

@@ -1,0 +1,286 @@
+//! Scan: the bytes of a trace's event array → [`ScannedTrace`], the few events that matter.
+//!
+//! The array is walked event by event ([`event::TraceEvent::parse`] reads only the top
+//! level). What matters is decided from `ph` and `name` alone: metadata, task-like events
+//! and `B`/`E` marks, `Profile`/`ProfileChunk`/`CpuProfile`, and the tracing-start and
+//! frame events that say which renderer hosts the main frame. Only those events' `args`
+//! are parsed ([`args`]); screenshots and everything else are skipped without building a
+//! value. An array cut off without `]` keeps every complete event and is marked truncated.
+
+pub mod args;
+mod collect;
+pub mod event;
+pub mod json;
+pub mod records;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+pub use collect::Collector;
+use event::TraceEvent;
+use json::{LexError, skip_value, skip_ws};
+use records::*;
+
+use crate::time::Timestamp;
+
+/// The task-like event names (SPEC §2), outermost first by era: `RunTask` (M71+),
+/// `ThreadControllerImpl::RunTask` (M69+, `toplevel` category), `ThreadControllerImpl::DoWork`
+/// (M65–68), `TaskQueueManager::ProcessTaskFromWorkQueue` (≤M64), `MessageLoop::RunTask`.
+pub const TASK_NAMES: [&str; 5] = [
+    "RunTask",
+    "ThreadControllerImpl::RunTask",
+    "ThreadControllerImpl::DoWork",
+    "TaskQueueManager::ProcessTaskFromWorkQueue",
+    "MessageLoop::RunTask",
+];
+
+/// True when `name` is task-like.
+pub fn is_task_name(name: &[u8]) -> bool {
+    TASK_NAMES.iter().any(|n| n.as_bytes() == name)
+}
+
+/// Counts of odd but usable input, by kind. Each kind is reported once per file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    counts: BTreeMap<&'static str, u64>,
+}
+
+impl Diagnostics {
+    /// Adds `n` occurrences of `kind` (a short sentence, e.g. "samples naming unknown nodes").
+    pub fn add(&mut self, kind: &'static str, n: u64) {
+        if n > 0 {
+            *self.counts.entry(kind).or_default() += n;
+        }
+    }
+    /// Adds the counts of `other`.
+    pub fn merge(&mut self, other: &Diagnostics) {
+        for (k, v) in &other.counts {
+            self.add(k, *v);
+        }
+    }
+    /// (kind, count) pairs in a fixed order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.counts.iter().map(|(k, v)| (*k, *v))
+    }
+    /// Number of distinct kinds.
+    pub fn kinds(&self) -> usize {
+        self.counts.len()
+    }
+}
+
+/// How the event array ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArrayEnd {
+    /// A closing `]` (or, for NDJSON, the end of the bytes after a complete event).
+    Closed,
+    /// The bytes end inside the array: every complete event was kept.
+    Truncated {
+        /// 0-based offset where the partial last event (if any) starts.
+        offset: u64,
+    },
+    /// Bytes that are not JSON after at least one event: the events before were kept.
+    Broken {
+        /// 0-based offset of the bad byte.
+        offset: u64,
+        /// What was expected there.
+        expected: &'static str,
+    },
+}
+
+/// What the scan kept of one trace.
+#[derive(Debug, Default)]
+pub struct ScannedTrace {
+    /// `thread_name` metadata by thread.
+    pub thread_names: HashMap<ThreadKey, String>,
+    /// Task-like events and `B`/`E` marks, in file order within a scanned range.
+    pub task_marks: Vec<TaskMark>,
+    /// `Profile` events.
+    pub profiles: Vec<ProfileEvent>,
+    /// `ProfileChunk` events.
+    pub chunks: Vec<ProfileChunk>,
+    /// Legacy `CpuProfile` events.
+    pub cpu_profiles: Vec<CpuProfileEvent>,
+    /// Renderer pids that hosted the outermost main frame, per `TracingStartedInBrowser`,
+    /// `FrameCommittedInBrowser` and `TracingStartedInPage`; empty when the trace does not say.
+    pub main_frame_pids: BTreeSet<Pid>,
+    /// Smallest `ts` of a non-metadata event.
+    pub first_ts: Option<Timestamp>,
+    /// Largest `ts + dur` (or `ts`) of a non-metadata event: the trace's end.
+    pub last_ts: Option<Timestamp>,
+    /// Number of events read.
+    pub events: u64,
+    /// How the array ended.
+    pub end: Option<ArrayEnd>,
+    /// Odd input seen while scanning.
+    pub diagnostics: Diagnostics,
+}
+
+impl ScannedTrace {
+    /// True when the file ends inside the event array (or breaks off in junk).
+    pub fn truncated(&self) -> bool {
+        matches!(
+            self.end,
+            Some(ArrayEnd::Truncated { .. } | ArrayEnd::Broken { .. })
+        )
+    }
+}
+
+/// A scan that could not read a single event.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScanError {
+    /// 0-based byte offset.
+    pub offset: u64,
+    /// 0-based index of the event being read.
+    pub event_index: u64,
+    /// What was expected.
+    pub reason: String,
+}
+
+/// Walks the events of the array whose content starts at `b[start]`, handing each event
+/// object to `f`. Non-object elements are skipped (and counted by the caller via the
+/// returned count). Returns how the array ended and the number of non-object elements.
+pub fn for_each_event<'a>(
+    b: &'a [u8],
+    start: usize,
+    mut f: impl FnMut(TraceEvent<'a>),
+) -> Result<(ArrayEnd, u64), ScanError> {
+    let mut i = start;
+    let mut events = 0u64;
+    let mut odd = 0u64;
+    let stop = |offset: usize, events: u64, expected: &'static str| {
+        if events == 0 {
+            Err(ScanError {
+                offset: offset as u64,
+                event_index: 0,
+                reason: format!("expected {expected}"),
+            })
+        } else {
+            Ok(ArrayEnd::Broken {
+                offset: offset as u64,
+                expected,
+            })
+        }
+    };
+    loop {
+        i = skip_ws(b, i);
+        let Some(&c) = b.get(i) else {
+            // NDJSON ends here; an array without `]` is cut off.
+            let ndjson = start == 0 || b[start - 1] != b'[';
+            let end = if ndjson {
+                ArrayEnd::Closed
+            } else {
+                ArrayEnd::Truncated { offset: i as u64 }
+            };
+            return Ok((end, odd));
+        };
+        match c {
+            b']' => return Ok((ArrayEnd::Closed, odd)),
+            b',' => i += 1,
+            b'{' => match TraceEvent::parse(b, i, 0) {
+                Ok((ev, end)) => {
+                    f(ev);
+                    events += 1;
+                    i = end;
+                }
+                Err(LexError::Incomplete) => {
+                    return Ok((ArrayEnd::Truncated { offset: i as u64 }, odd));
+                }
+                Err(LexError::Malformed { offset, expected }) => {
+                    return stop(offset, events, expected).map(|e| (e, odd));
+                }
+            },
+            _ => match skip_value(b, i) {
+                Ok(end) => {
+                    odd += 1;
+                    i = end;
+                }
+                Err(LexError::Incomplete) => {
+                    return Ok((ArrayEnd::Truncated { offset: i as u64 }, odd));
+                }
+                Err(LexError::Malformed { offset, .. }) => {
+                    return stop(offset, events, "a trace event object").map(|e| (e, odd));
+                }
+            },
+        }
+    }
+}
+
+/// Scans a whole trace held in memory: events start at `b[start]` (see
+/// [`crate::input::envelope`]). Errors when not one event could be read.
+pub fn scan(b: &[u8], start: usize) -> Result<ScannedTrace, ScanError> {
+    let mut c = Collector::default();
+    let (end, odd) = for_each_event(b, start, |ev| c.event(&ev))?;
+    let mut t = c.finish();
+    t.diagnostics.add("array elements that are not event objects", odd);
+    if let ArrayEnd::Truncated { .. } | ArrayEnd::Broken { .. } = end {
+        t.diagnostics
+            .add("file ends inside the event array (partial last event dropped)", 1);
+    }
+    if t.events == 0 && odd > 0 {
+        return Err(ScanError {
+            offset: start as u64,
+            event_index: 0,
+            reason: "the array holds no trace event objects".into(),
+        });
+    }
+    t.end = Some(end);
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan_str(s: &str) -> Result<ScannedTrace, ScanError> {
+        let b = s.as_bytes();
+        match crate::input::envelope::detect(b).unwrap() {
+            crate::input::envelope::Envelope::Events { start, .. } => scan(b, start),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn cut_off_array_keeps_complete_events() {
+        let t = scan_str(
+            r#"[{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":10,"dur":5},{"ph":"X","name":"RunTa"#,
+        )
+        .unwrap();
+        assert_eq!(t.events, 1);
+        assert_eq!(t.task_marks.len(), 1);
+        assert!(t.truncated());
+        assert_eq!(t.end, Some(ArrayEnd::Truncated { offset: 61 }));
+    }
+
+    #[test]
+    fn trailing_comma_and_closed_array() {
+        let t = scan_str(r#"[{"ph":"I","name":"x","ts":3},]"#).unwrap();
+        assert_eq!(t.events, 1);
+        assert!(!t.truncated());
+        assert_eq!(t.first_ts, Some(Timestamp::from_micros(3)));
+    }
+
+    #[test]
+    fn junk_after_events_is_broken_but_kept() {
+        let t = scan_str("[{\"ph\":\"I\",\"ts\":3},\n\0\0\0").unwrap();
+        assert_eq!(t.events, 1);
+        assert_eq!(
+            t.end,
+            Some(ArrayEnd::Broken {
+                offset: 20,
+                expected: "a trace event object"
+            })
+        );
+    }
+
+    #[test]
+    fn array_of_numbers_is_not_a_trace() {
+        let e = scan_str("[1,2,3]").unwrap_err();
+        assert_eq!(e.reason, "the array holds no trace event objects");
+    }
+
+    #[test]
+    fn ndjson_is_closed_at_end() {
+        let t = scan_str("{\"ph\":\"I\",\"ts\":3}\n{\"ph\":\"I\",\"ts\":4}\n").unwrap();
+        assert_eq!(t.events, 2);
+        assert_eq!(t.end, Some(ArrayEnd::Closed));
+    }
+}

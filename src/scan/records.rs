@@ -1,0 +1,162 @@
+//! What the scan keeps of the events that matter, as small owned records.
+//!
+//! Times are [`Timestamp`]/[`TimeDelta`] (ns); `order` is the event's byte offset in the
+//! file, which orders events as the file does, also when ranges are scanned in parallel.
+
+use std::fmt;
+
+use crate::time::{TimeDelta, Timestamp};
+
+/// A process id (`pid`). Strings in hand-made traces are hashed (see `json::integer`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Pid(pub i64);
+
+/// A thread id (`tid`). Only unique inside its process: key threads by [`ThreadKey`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Tid(pub i64);
+
+/// A thread: (`pid`, `tid`). Small macOS tids repeat across processes, so both are needed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ThreadKey {
+    /// Process.
+    pub pid: Pid,
+    /// Thread within it.
+    pub tid: Tid,
+}
+
+impl fmt::Display for Pid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+impl fmt::Display for Tid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A profile's `id` as text (`"0x1"` from Chrome, a number from some other producers).
+/// Unique only inside one process: key profiles by (pid, id).
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ProfileId(pub String);
+
+/// A node `id` from `cpuProfile.nodes` (sparse, foreign; never an index into our tables).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub i64);
+
+/// A `callFrame` of a profile node, as in the trace: line and column **0-based**, `-1`
+/// when the trace leaves them out (V8 omits them; CDP writes -1).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct CallFrame {
+    /// `functionName`; empty for an anonymous function.
+    pub function_name: String,
+    /// `url`; empty when none.
+    pub url: String,
+    /// `scriptId` as text (an integer in traces, a string in `.cpuprofile`s).
+    pub script_id: String,
+    /// `lineNumber`, 0-based, -1 unknown.
+    pub line_number: i32,
+    /// `columnNumber`, 0-based, -1 unknown.
+    pub column_number: i32,
+}
+
+/// One entry of `cpuProfile.nodes`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Node {
+    /// `id`.
+    pub id: NodeId,
+    /// `parent` (trace chunks), when given.
+    pub parent: Option<NodeId>,
+    /// `children` (CDP-style nodes), when given.
+    pub children: Vec<NodeId>,
+    /// `callFrame`.
+    pub call_frame: CallFrame,
+}
+
+/// A task-like event (`RunTask` and its older names) or a `B`/`E` mark on some thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskMark {
+    /// The thread.
+    pub thread: ThreadKey,
+    /// `ts`.
+    pub ts: Timestamp,
+    /// What the event is.
+    pub kind: MarkKind,
+    /// Byte offset in the file.
+    pub order: u64,
+}
+
+/// The phase of a [`TaskMark`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkKind {
+    /// `X` task event with its `dur`.
+    Complete(TimeDelta),
+    /// `B`; `is_task` when its name is task-like.
+    Begin {
+        /// Task-like name.
+        is_task: bool,
+    },
+    /// `E`.
+    End,
+}
+
+/// A `Profile` event (`ph` P): opens profile `id` of the thread that emitted it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileEvent {
+    /// The profiled thread (the event's own pid/tid).
+    pub thread: ThreadKey,
+    /// `id`.
+    pub id: ProfileId,
+    /// The event's `ts`.
+    pub ts: Timestamp,
+    /// `args.data.startTime` (µs in the file), from which V8 measures `timeDeltas`.
+    pub start_time: Option<Timestamp>,
+    /// `args.data.source` (`Internal`, `Inspector`, `SelfProfiling`), when given.
+    pub source: Option<String>,
+    /// Byte offset in the file.
+    pub order: u64,
+}
+
+/// The samples part of a `ProfileChunk` or `CpuProfile`: `samples` (node ids of the top
+/// frame) paired with `timeDeltas` (µs in the file, signed), plus the nodes new in it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChunkData {
+    /// Nodes defined here (incremental in chunks, all of them in a `CpuProfile`).
+    pub nodes: Vec<Node>,
+    /// `samples`.
+    pub samples: Vec<NodeId>,
+    /// `timeDeltas`, same length as `samples` (truncated to the shorter when they differ).
+    pub time_deltas: Vec<TimeDelta>,
+    /// `cpuProfile.startTime` when the chunk carries a whole CDP profile.
+    pub start_time: Option<Timestamp>,
+}
+
+/// A `ProfileChunk` event (`ph` P) of profile (pid, `id`). Its `tid` is usually the
+/// profiler thread's and is not kept: the profile belongs to its `Profile` event's thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProfileChunk {
+    /// `pid`.
+    pub pid: Pid,
+    /// `id`.
+    pub id: ProfileId,
+    /// The event's `ts`; chunks are taken in (ts, order) order.
+    pub ts: Timestamp,
+    /// Byte offset in the file.
+    pub order: u64,
+    /// The samples and nodes.
+    pub data: ChunkData,
+}
+
+/// A legacy `CpuProfile` event (M65–M68, and DevTools' synthesised one): a whole profile of
+/// the thread that emitted it, `t0` = `cpuProfile.startTime`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CpuProfileEvent {
+    /// The profiled thread.
+    pub thread: ThreadKey,
+    /// Byte offset in the file.
+    pub order: u64,
+    /// The event's `ts` (after the profile's end in Chrome's own events).
+    pub ts: Timestamp,
+    /// The whole profile.
+    pub data: ChunkData,
+}

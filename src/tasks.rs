@@ -1,0 +1,306 @@
+//! Tasks: task-like events of the threads in scope → top-level tasks → [`LongTask`]s.
+//!
+//! A top-level task is the outermost task-like event on its thread (`RunTask` and its
+//! older names, SPEC §2): in M65–M70 traces the scheduler's event nests inside
+//! `MessageLoop::RunTask`, and in modern ones `ThreadControllerImpl::RunTask` nests inside
+//! `RunTask`, so nested ones are not counted twice. `X` events carry `dur`; `B`/`E` pairs
+//! are matched per thread as a stack, and a `B` left open ends at the trace's end and is
+//! marked incomplete. A task is long when `dur` is strictly greater than the threshold.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::profile::ProfileSet;
+use crate::scan::records::{MarkKind, TaskMark, ThreadKey};
+use crate::scan::{Diagnostics, ScannedTrace};
+use crate::time::{TimeDelta, Timestamp};
+
+/// Which threads' tasks are reported (SPEC §3 `--scope`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scope {
+    /// The `CrRendererMain` thread(s) of the process(es) that hosted the page's main frame
+    /// (every `CrRendererMain` when the trace does not say).
+    #[default]
+    MainFrame,
+    /// Every `CrRendererMain` thread.
+    Renderers,
+    /// Renderer main threads and worker threads.
+    All,
+}
+
+/// A top-level task on one thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopLevelTask {
+    /// The thread.
+    pub thread: ThreadKey,
+    /// Start (`ts`).
+    pub ts: Timestamp,
+    /// Duration (`dur`, or `E.ts − B.ts`).
+    pub dur: TimeDelta,
+    /// A `B` without its `E`: cut at the trace's end.
+    pub incomplete: bool,
+}
+
+/// A top-level task longer than the threshold (same fields).
+pub type LongTask = TopLevelTask;
+
+impl TopLevelTask {
+    /// `ts + dur`.
+    pub fn end(&self) -> Timestamp {
+        self.ts + self.dur
+    }
+}
+
+/// A nested event may overhang its parent by up to this much and still count as nested
+/// (Lighthouse tolerates < 1 ms; Chrome's own timestamps jitter by a few µs).
+const NESTING_SLACK: TimeDelta = TimeDelta::from_micros(1000);
+
+/// Top-level tasks of every thread that has task events, each list sorted by `ts`.
+pub fn top_level_tasks(
+    marks: &[TaskMark],
+    trace_end: Timestamp,
+    diagnostics: &mut Diagnostics,
+) -> HashMap<ThreadKey, Vec<TopLevelTask>> {
+    let mut per_thread: HashMap<ThreadKey, Vec<&TaskMark>> = HashMap::new();
+    for m in marks {
+        per_thread.entry(m.thread).or_default().push(m);
+    }
+    let mut out = HashMap::new();
+    for (thread, mut ms) in per_thread {
+        ms.sort_by_key(|m| (m.ts, m.order));
+        // (task, file order)
+        let mut tasks: Vec<(TopLevelTask, u64)> = Vec::new();
+        let mut open: Vec<&TaskMark> = Vec::new();
+        for m in ms {
+            match m.kind {
+                MarkKind::Complete(dur) => tasks.push((
+                    TopLevelTask {
+                        thread,
+                        ts: m.ts,
+                        dur,
+                        incomplete: false,
+                    },
+                    m.order,
+                )),
+                MarkKind::Begin { .. } => open.push(m),
+                MarkKind::End => match open.pop() {
+                    Some(b) if matches!(b.kind, MarkKind::Begin { is_task: true }) => tasks.push((
+                        TopLevelTask {
+                            thread,
+                            ts: b.ts,
+                            dur: m.ts.since(b.ts),
+                            incomplete: false,
+                        },
+                        b.order,
+                    )),
+                    Some(_) => {}
+                    None => diagnostics.add("E events without a B (ignored)", 1),
+                },
+            }
+        }
+        for b in open {
+            if matches!(b.kind, MarkKind::Begin { is_task: true }) {
+                diagnostics.add("task B events without an E (cut at the trace's end)", 1);
+                let end = trace_end.max(b.ts);
+                tasks.push((
+                    TopLevelTask {
+                        thread,
+                        ts: b.ts,
+                        dur: end.since(b.ts),
+                        incomplete: true,
+                    },
+                    b.order,
+                ));
+            }
+        }
+        tasks.sort_by_key(|(t, order)| (t.ts, std::cmp::Reverse(t.dur), *order));
+        let mut top: Vec<TopLevelTask> = Vec::new();
+        for (t, _) in tasks {
+            if let Some(outer) = top.last()
+                && t.ts < outer.end()
+                && t.end() <= outer.end() + NESTING_SLACK
+            {
+                continue; // nested in `outer`
+            }
+            top.push(t);
+        }
+        out.insert(thread, top);
+    }
+    out
+}
+
+/// True for a worker thread's name (`DedicatedWorker thread`, `ServiceWorker Thread`,
+/// `SharedWorker thread`, `unspecified worker thread`), not thread-pool workers.
+pub fn is_worker_name(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.ends_with("worker thread")
+}
+
+/// The threads whose tasks are reported under `scope`, sorted.
+///
+/// Renderer main threads are those named `CrRendererMain`. A trace without any (names
+/// stripped, or `--single-process` recordings where page JS runs on `CrBrowserMain`) falls
+/// back to the threads that own a profile, which are where JavaScript ran.
+pub fn threads_in_scope(
+    trace: &ScannedTrace,
+    profiles: &ProfileSet,
+    scope: Scope,
+) -> Vec<ThreadKey> {
+    let name = |k: &ThreadKey| trace.thread_names.get(k).map(String::as_str);
+    let mut renderers: Vec<ThreadKey> = trace
+        .thread_names
+        .iter()
+        .filter(|(_, n)| n.as_str() == "CrRendererMain")
+        .map(|(k, _)| *k)
+        .collect();
+    if renderers.is_empty() {
+        renderers = profiles
+            .threads()
+            .filter(|k| !name(k).is_some_and(is_worker_name))
+            .collect();
+    }
+    let mut threads: Vec<ThreadKey> = match scope {
+        Scope::MainFrame => {
+            let main: Vec<ThreadKey> = renderers
+                .iter()
+                .copied()
+                .filter(|k| trace.main_frame_pids.contains(&k.pid))
+                .collect();
+            if main.is_empty() { renderers } else { main }
+        }
+        Scope::Renderers => renderers,
+        Scope::All => {
+            let mut all = renderers;
+            all.extend(
+                trace
+                    .thread_names
+                    .iter()
+                    .filter(|(_, n)| is_worker_name(n))
+                    .map(|(k, _)| *k),
+            );
+            all.extend(profiles.threads());
+            all
+        }
+    };
+    threads.sort();
+    threads.dedup();
+    threads
+}
+
+/// The long tasks (`dur > threshold`) of the given threads, sorted by (thread, ts).
+pub fn long_tasks(
+    top_level: &HashMap<ThreadKey, Vec<TopLevelTask>>,
+    threads: &[ThreadKey],
+    threshold: TimeDelta,
+) -> Vec<LongTask> {
+    let mut by_thread: BTreeMap<ThreadKey, Vec<LongTask>> = BTreeMap::new();
+    for k in threads {
+        if let Some(ts) = top_level.get(k) {
+            by_thread.insert(*k, ts.iter().filter(|t| t.dur > threshold).copied().collect());
+        }
+    }
+    by_thread.into_values().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::records::{Pid, Tid};
+
+    const T: ThreadKey = ThreadKey {
+        pid: Pid(1),
+        tid: Tid(1),
+    };
+
+    fn x(ts: i64, dur: i64, order: u64) -> TaskMark {
+        TaskMark {
+            thread: T,
+            ts: Timestamp::from_micros(ts),
+            kind: MarkKind::Complete(TimeDelta::from_micros(dur)),
+            order,
+        }
+    }
+    fn mark(ts: i64, kind: MarkKind, order: u64) -> TaskMark {
+        TaskMark {
+            thread: T,
+            ts: Timestamp::from_micros(ts),
+            kind,
+            order,
+        }
+    }
+    fn spans(v: &[TopLevelTask]) -> Vec<(i64, i64, bool)> {
+        v.iter()
+            .map(|t| (t.ts.as_nanos() / 1000, t.dur.as_nanos() / 1000, t.incomplete))
+            .collect()
+    }
+
+    #[test]
+    fn nested_task_events_count_once() {
+        // MessageLoop::RunTask 60.6 ms ⊃ ThreadControllerImpl::RunTask 60.1 ms (Chrome 70);
+        // the inner one is listed first in the file.
+        let marks = [x(1_000_100, 60_100, 0), x(1_000_000, 60_600, 1)];
+        let mut d = Diagnostics::default();
+        let top = top_level_tasks(&marks, Timestamp::default(), &mut d);
+        assert_eq!(spans(&top[&T]), [(1_000_000, 60_600, false)]);
+    }
+
+    #[test]
+    fn consecutive_tasks_overlapping_by_microseconds_stay_separate() {
+        let marks = [x(0, 100_000, 0), x(99_995, 60_000, 1)];
+        let top = top_level_tasks(&marks, Timestamp::default(), &mut Diagnostics::default());
+        assert_eq!(spans(&top[&T]), [(0, 100_000, false), (99_995, 60_000, false)]);
+    }
+
+    #[test]
+    fn begin_end_pairs_and_open_begin_cut_at_trace_end() {
+        let marks = [
+            mark(100, MarkKind::Begin { is_task: true }, 0),
+            mark(150, MarkKind::Begin { is_task: false }, 1),
+            mark(160, MarkKind::End, 2),
+            mark(90_100, MarkKind::End, 3),
+            mark(200_000, MarkKind::Begin { is_task: true }, 4),
+            mark(1, MarkKind::End, 5), // orphan E
+        ];
+        let mut d = Diagnostics::default();
+        let top = top_level_tasks(&marks, Timestamp::from_micros(300_000), &mut d);
+        assert_eq!(
+            spans(&top[&T]),
+            [(100, 90_000, false), (200_000, 100_000, true)]
+        );
+        assert_eq!(d.kinds(), 2);
+    }
+
+    #[test]
+    fn long_means_strictly_over_threshold() {
+        let marks = [x(0, 50_000, 0), x(100_000, 50_001, 1)];
+        let top = top_level_tasks(&marks, Timestamp::default(), &mut Diagnostics::default());
+        let long = long_tasks(&top, &[T], TimeDelta::from_micros(50_000));
+        assert_eq!(spans(&long), [(100_000, 50_001, false)]);
+    }
+
+    #[test]
+    fn scope_main_frame_picks_renderer_of_main_frame_pid() {
+        let mut t = ScannedTrace::default();
+        let r1 = ThreadKey {
+            pid: Pid(10),
+            tid: Tid(1),
+        };
+        let r2 = ThreadKey {
+            pid: Pid(20),
+            tid: Tid(1),
+        };
+        let w = ThreadKey {
+            pid: Pid(10),
+            tid: Tid(7),
+        };
+        t.thread_names.insert(r1, "CrRendererMain".into());
+        t.thread_names.insert(r2, "CrRendererMain".into());
+        t.thread_names.insert(w, "DedicatedWorker thread".into());
+        let p = ProfileSet::default();
+        // Trace does not say: every renderer.
+        assert_eq!(threads_in_scope(&t, &p, Scope::MainFrame), [r1, r2]);
+        t.main_frame_pids.insert(Pid(20));
+        assert_eq!(threads_in_scope(&t, &p, Scope::MainFrame), [r2]);
+        assert_eq!(threads_in_scope(&t, &p, Scope::Renderers), [r1, r2]);
+        assert_eq!(threads_in_scope(&t, &p, Scope::All), [r1, w, r2]);
+    }
+}
