@@ -81,16 +81,31 @@ pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
     })
 }
 
-/// Runs the whole job: expands paths, analyses every input, writes the report.
-/// Returns the summary; the caller decides the exit code (2 when any file failed).
-pub fn run(cfg: &Config) -> anyhow::Result<BatchSummary> {
+/// Everything a batch found: rows in SPEC §3 order, failed files, and counts.
+#[derive(Debug, Default)]
+pub struct BatchResult {
+    /// Rows of every file, sorted by (file, pid, tid, task_ts_us).
+    pub rows: Vec<ReportRow>,
+    /// Files that failed, in input order.
+    pub errors: Vec<FileError>,
+    /// Counts.
+    pub summary: BatchSummary,
+}
+
+/// Analyses every input on a pool of `jobs` threads. Errors only when the pool cannot start.
+pub fn analyze_all(
+    paths: &[std::path::PathBuf],
+    settings: &Settings,
+    jobs: usize,
+    quiet: bool,
+) -> anyhow::Result<BatchResult> {
     use anyhow::Context;
-    let inputs = input::paths::expand(&cfg.paths);
+    let inputs = input::paths::expand(paths);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(cfg.jobs)
+        .num_threads(jobs)
         .build()
         .context("cannot start worker threads")?;
-    let bar = progress_bar(inputs.len() as u64, cfg.quiet);
+    let bar = progress_bar(inputs.len() as u64, quiet);
     let outcomes: Vec<FileOutcome> = pool.install(|| {
         inputs
             .par_iter()
@@ -100,26 +115,9 @@ pub fn run(cfg: &Config) -> anyhow::Result<BatchSummary> {
                         file: String::new(),
                         error: e.to_string(),
                     }),
-                    Ok(inp) => {
-                        let file = inp.display_name();
-                        match process(inp, &cfg.analysis) {
-                            Ok(rep) => FileOutcome::Done(rep),
-                            Err(e @ Error::NotATrace { .. })
-                                if matches!(inp, InputPath::Found(_)) =>
-                            {
-                                FileOutcome::Skipped(FileError {
-                                    file,
-                                    error: e.to_string(),
-                                })
-                            }
-                            Err(e) => FileOutcome::Failed(FileError {
-                                file,
-                                error: e.to_string(),
-                            }),
-                        }
-                    }
+                    Ok(inp) => outcome(inp, settings),
                 };
-                report_outcome(&out, cfg.quiet, &bar);
+                report_outcome(&out, quiet, &bar);
                 bar.inc(1);
                 out
             })
@@ -127,33 +125,54 @@ pub fn run(cfg: &Config) -> anyhow::Result<BatchSummary> {
     });
     bar.finish_and_clear();
 
-    let mut summary = BatchSummary {
-        files: outcomes.len(),
-        ..Default::default()
-    };
-    let mut rows: Vec<ReportRow> = Vec::new();
-    let mut errors: Vec<FileError> = Vec::new();
+    let mut res = BatchResult::default();
+    res.summary.files = outcomes.len();
     for o in outcomes {
         match o {
             FileOutcome::Done(rep) => {
-                summary.long_tasks += rep.long_tasks;
-                summary.warnings += rep.diagnostics.kinds();
-                rows.extend(rep.rows);
+                res.summary.long_tasks += rep.long_tasks;
+                res.summary.warnings += rep.diagnostics.kinds();
+                res.rows.extend(rep.rows);
             }
             FileOutcome::Failed(e) => {
-                summary.failed += 1;
-                errors.push(e);
+                res.summary.failed += 1;
+                res.errors.push(e);
             }
-            FileOutcome::Skipped(_) => summary.skipped += 1,
+            FileOutcome::Skipped(_) => res.summary.skipped += 1,
         }
     }
-    rows.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    summary.attributed = rows
+    res.rows.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    res.summary.attributed = res
+        .rows
         .iter()
         .filter(|r| r.status == crate::chain::ChainStatus::Ok)
         .count();
-    write_report(cfg, &rows, &errors)?;
-    Ok(summary)
+    Ok(res)
+}
+
+fn outcome(inp: &InputPath, settings: &Settings) -> FileOutcome {
+    let file = inp.display_name();
+    match process(inp, settings) {
+        Ok(rep) => FileOutcome::Done(rep),
+        Err(e @ Error::NotATrace { .. }) if matches!(inp, InputPath::Found(_)) => {
+            FileOutcome::Skipped(FileError {
+                file,
+                error: e.to_string(),
+            })
+        }
+        Err(e) => FileOutcome::Failed(FileError {
+            file,
+            error: e.to_string(),
+        }),
+    }
+}
+
+/// Runs the whole job: analyses every input and writes the report.
+/// Returns the summary; the caller decides the exit code (2 when any file failed).
+pub fn run(cfg: &Config) -> anyhow::Result<BatchSummary> {
+    let res = analyze_all(&cfg.paths, &cfg.analysis, cfg.jobs, cfg.quiet)?;
+    write_report(cfg, &res.rows, &res.errors)?;
+    Ok(res.summary)
 }
 
 fn progress_bar(n: u64, quiet: bool) -> indicatif::ProgressBar {
@@ -175,9 +194,7 @@ fn report_outcome(o: &FileOutcome, quiet: bool, bar: &indicatif::ProgressBar) {
     let mut lines = Vec::new();
     match o {
         FileOutcome::Failed(e) => lines.push(format!("taskchain: error: {}", e.error)),
-        FileOutcome::Skipped(e) if !quiet => {
-            lines.push(format!("taskchain: skipped: {}", e.error))
-        }
+        FileOutcome::Skipped(e) if !quiet => lines.push(format!("taskchain: skipped: {}", e.error)),
         FileOutcome::Done(rep) if !quiet => {
             for (kind, n) in rep.diagnostics.iter() {
                 lines.push(format!("taskchain: warning: {}: {kind}: {n}", rep.file));
@@ -219,7 +236,8 @@ fn write_report(cfg: &Config, rows: &[ReportRow], errors: &[FileError]) -> anyho
     }
 }
 
-fn write_to(
+/// Writes rows (and, for JSON and NDJSON, failed files) in `format`.
+pub fn write_to(
     out: impl Write,
     format: Format,
     rows: &[ReportRow],

@@ -124,9 +124,9 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
     let mut diagnostics = std::mem::take(&mut trace.diagnostics);
     let profiles = profile::build(&mut trace, &mut diagnostics);
     let trace_end = trace.last_ts.unwrap_or_default();
-    let top = tasks::top_level_tasks(&trace.task_marks, trace_end, &mut diagnostics);
     let threads = tasks::threads_in_scope(&trace, &profiles, s.scope);
-    let long = tasks::long_tasks(&top, &threads, s.threshold);
+    let top = tasks::top_level_tasks(&trace.task_marks, &threads, trace_end, &mut diagnostics);
+    let long = tasks::long_tasks(&top, s.threshold);
     let first_ts = trace.first_ts.unwrap_or_default();
     let truncated = trace.truncated();
     let rows = long

@@ -54,15 +54,18 @@ impl TopLevelTask {
 /// (Lighthouse tolerates < 1 ms; Chrome's own timestamps jitter by a few µs).
 const NESTING_SLACK: TimeDelta = TimeDelta::from_micros(1000);
 
-/// Top-level tasks of every thread that has task events, each list sorted by `ts`.
+/// Top-level tasks of the given threads (those with task events), each list sorted by `ts`.
 pub fn top_level_tasks(
     marks: &[TaskMark],
+    threads: &[ThreadKey],
     trace_end: Timestamp,
     diagnostics: &mut Diagnostics,
 ) -> HashMap<ThreadKey, Vec<TopLevelTask>> {
     let mut per_thread: HashMap<ThreadKey, Vec<&TaskMark>> = HashMap::new();
     for m in marks {
-        per_thread.entry(m.thread).or_default().push(m);
+        if threads.binary_search(&m.thread).is_ok() {
+            per_thread.entry(m.thread).or_default().push(m);
+        }
     }
     let mut out = HashMap::new();
     for (thread, mut ms) in per_thread {
@@ -186,19 +189,18 @@ pub fn threads_in_scope(
     threads
 }
 
-/// The long tasks (`dur > threshold`) of the given threads, sorted by (thread, ts).
+/// The long tasks (`dur > threshold`), sorted by (thread, ts).
 pub fn long_tasks(
     top_level: &HashMap<ThreadKey, Vec<TopLevelTask>>,
-    threads: &[ThreadKey],
     threshold: TimeDelta,
 ) -> Vec<LongTask> {
-    let mut by_thread: BTreeMap<ThreadKey, Vec<LongTask>> = BTreeMap::new();
-    for k in threads {
-        if let Some(ts) = top_level.get(k) {
-            by_thread.insert(*k, ts.iter().filter(|t| t.dur > threshold).copied().collect());
-        }
-    }
-    by_thread.into_values().flatten().collect()
+    let sorted: BTreeMap<&ThreadKey, &Vec<TopLevelTask>> = top_level.iter().collect();
+    sorted
+        .into_values()
+        .flatten()
+        .filter(|t| t.dur > threshold)
+        .copied()
+        .collect()
 }
 
 #[cfg(test)]
@@ -229,7 +231,13 @@ mod tests {
     }
     fn spans(v: &[TopLevelTask]) -> Vec<(i64, i64, bool)> {
         v.iter()
-            .map(|t| (t.ts.as_nanos() / 1000, t.dur.as_nanos() / 1000, t.incomplete))
+            .map(|t| {
+                (
+                    t.ts.as_nanos() / 1000,
+                    t.dur.as_nanos() / 1000,
+                    t.incomplete,
+                )
+            })
             .collect()
     }
 
@@ -239,15 +247,23 @@ mod tests {
         // the inner one is listed first in the file.
         let marks = [x(1_000_100, 60_100, 0), x(1_000_000, 60_600, 1)];
         let mut d = Diagnostics::default();
-        let top = top_level_tasks(&marks, Timestamp::default(), &mut d);
+        let top = top_level_tasks(&marks, &[T], Timestamp::default(), &mut d);
         assert_eq!(spans(&top[&T]), [(1_000_000, 60_600, false)]);
     }
 
     #[test]
     fn consecutive_tasks_overlapping_by_microseconds_stay_separate() {
         let marks = [x(0, 100_000, 0), x(99_995, 60_000, 1)];
-        let top = top_level_tasks(&marks, Timestamp::default(), &mut Diagnostics::default());
-        assert_eq!(spans(&top[&T]), [(0, 100_000, false), (99_995, 60_000, false)]);
+        let top = top_level_tasks(
+            &marks,
+            &[T],
+            Timestamp::default(),
+            &mut Diagnostics::default(),
+        );
+        assert_eq!(
+            spans(&top[&T]),
+            [(0, 100_000, false), (99_995, 60_000, false)]
+        );
     }
 
     #[test]
@@ -261,7 +277,7 @@ mod tests {
             mark(1, MarkKind::End, 5), // orphan E
         ];
         let mut d = Diagnostics::default();
-        let top = top_level_tasks(&marks, Timestamp::from_micros(300_000), &mut d);
+        let top = top_level_tasks(&marks, &[T], Timestamp::from_micros(300_000), &mut d);
         assert_eq!(
             spans(&top[&T]),
             [(100, 90_000, false), (200_000, 100_000, true)]
@@ -272,8 +288,13 @@ mod tests {
     #[test]
     fn long_means_strictly_over_threshold() {
         let marks = [x(0, 50_000, 0), x(100_000, 50_001, 1)];
-        let top = top_level_tasks(&marks, Timestamp::default(), &mut Diagnostics::default());
-        let long = long_tasks(&top, &[T], TimeDelta::from_micros(50_000));
+        let top = top_level_tasks(
+            &marks,
+            &[T],
+            Timestamp::default(),
+            &mut Diagnostics::default(),
+        );
+        let long = long_tasks(&top, TimeDelta::from_micros(50_000));
         assert_eq!(spans(&long), [(100_000, 50_001, false)]);
     }
 

@@ -41,7 +41,9 @@ pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
             .map(|&c| (total[&c].0, std::cmp::Reverse(c)))
             .max();
         match best {
-            Some((t, std::cmp::Reverse(c))) if t > TimeDelta::ZERO && t.as_nanos() * 2 >= cur_time.as_nanos() => {
+            Some((t, std::cmp::Reverse(c)))
+                if t > TimeDelta::ZERO && t.as_nanos() * 2 >= cur_time.as_nanos() =>
+            {
                 cur = Some(c);
                 cur_time = t;
             }

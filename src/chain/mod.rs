@@ -1,10 +1,14 @@
 //! Chains: a [`LongTask`] and its thread's profiles → [`TaskChain`] (SPEC §1 steps 1–6).
 //!
-//! 1. Window `[ts − lookback, ts + dur)`. 2. Candidates: the samples of one profile of the
-//! task's thread inside it. 3. Targets: the largest group of candidates with the same
-//! stack (ties: earliest first sample). 4. Its stack's frame is the leaf. 5. The parent
-//! walk gives the chain, reversed to root → leaf, without `(root)`. 6. Confidence: the
-//! targets' time (each sample stands until the next sample, clipped to the window) ÷ `dur`.
+//! 1. Window `[ts − lookback, ts + dur)`.
+//! 2. Candidates: the samples of one profile of the task's thread inside it.
+//! 3. Targets: the largest group of candidates with the same stack (ties: earliest first
+//!    sample).
+//! 4. Its stack's frame is the leaf.
+//! 5. The parent walk gives the chain, reversed to root → leaf, without `(root)`.
+//! 6. Confidence: the targets' time (each sample stands until the next sample, clipped to
+//!    the window) ÷ `dur`.
+//!
 //! [`Method::HeaviestPath`] replaces steps 3–4 by a descent into the heaviest child stack.
 
 mod heaviest;
@@ -111,7 +115,10 @@ impl Flags {
     const NAMES: [(Flags, &'static str); 6] = [
         (Flags::INCOMPLETE, "incomplete"),
         (Flags::TRUNCATED_FILE, "truncated_file"),
-        (Flags::PROFILE_START_ON_OTHER_CLOCK, "profile_start_on_other_clock"),
+        (
+            Flags::PROFILE_START_ON_OTHER_CLOCK,
+            "profile_start_on_other_clock",
+        ),
         (Flags::SAMPLES_REORDERED, "samples_reordered"),
         (Flags::PROFILE_GAP, "profile_gap"),
         (Flags::FALLBACK, "fallback"),
@@ -207,7 +214,8 @@ pub fn resolve(task: &LongTask, profiles: &ProfileSet, cfg: &ChainConfig) -> Opt
         Flags::SAMPLES_REORDERED,
         window.contains_any(&profile.reordered),
     );
-    out.flags.set(Flags::PROFILE_GAP, w.longest_gap() > PROFILE_GAP);
+    out.flags
+        .set(Flags::PROFILE_GAP, w.longest_gap() > PROFILE_GAP);
 
     let pick = match cfg.method {
         Method::LargestStack => w.largest_stack(),
@@ -220,7 +228,12 @@ pub fn resolve(task: &LongTask, profiles: &ProfileSet, cfg: &ChainConfig) -> Opt
             LowConfidencePolicy::Drop => return None,
             LowConfidencePolicy::Fallback => {
                 if cfg.method != Method::HeaviestPath {
-                    apply(&mut out, profile, heaviest::heaviest_path(&w), cfg.min_confidence);
+                    apply(
+                        &mut out,
+                        profile,
+                        heaviest::heaviest_path(&w),
+                        cfg.min_confidence,
+                    );
                     out.flags.set(Flags::FALLBACK, true);
                 }
             }
@@ -312,9 +325,7 @@ fn pick_profile<'p>(
         }
         let better = match &best {
             None => true,
-            Some((b, br)) => {
-                (p.is_internal(), r.len()) > (b.is_internal(), br.len())
-            }
+            Some((b, br)) => (p.is_internal(), r.len()) > (b.is_internal(), br.len()),
         };
         if better {
             best = Some((p, r));

@@ -139,7 +139,10 @@ fn weights_clip_at_window_end_and_lookback_widens_start() {
 fn no_profile_no_samples_and_non_js() {
     let empty = ProfileSet::default();
     let c = resolve(&task(0, 60), &empty, &ChainConfig::default()).unwrap();
-    assert_eq!((c.status, c.confidence, c.chain.len()), (ChainStatus::NoProfile, 0.0, 0));
+    assert_eq!(
+        (c.status, c.confidence, c.chain.len()),
+        (ChainStatus::NoProfile, 0.0, 0)
+    );
 
     let ps = profile_set(abc(), &[(100, 3)], None);
     let c = resolve(&task(0, 60), &ps, &ChainConfig::default()).unwrap();
@@ -164,7 +167,16 @@ fn recursion() -> (ProfileSet, LongTask) {
     // f 0, f>f 10 and 20, f>f>f 30, g 40 50 60; every sample stands 10 µs.
     let ps = profile_set(
         nodes,
-        &[(0, 2), (10, 3), (20, 3), (30, 4), (40, 5), (50, 5), (60, 5), (70, 1)],
+        &[
+            (0, 2),
+            (10, 3),
+            (20, 3),
+            (30, 4),
+            (40, 5),
+            (50, 5),
+            (60, 5),
+            (70, 1),
+        ],
         None,
     );
     (ps, task(0, 70))
@@ -215,14 +227,32 @@ fn heaviest_path_descends_while_child_holds_half() {
 fn overlapping_profiles_prefer_internal_then_more_samples() {
     let mut ps = ProfileSet::default();
     // console.profile() (Inspector) with 3 samples of c; the panel's own with 2 of b.
-    add_profile(&mut ps, "0x2", abc(), &[(0, 4), (5, 4), (10, 4), (20, 4)], Some("Inspector"));
-    add_profile(&mut ps, "0x1", abc(), &[(0, 3), (10, 3), (20, 3)], Some("Internal"));
+    add_profile(
+        &mut ps,
+        "0x2",
+        abc(),
+        &[(0, 4), (5, 4), (10, 4), (20, 4)],
+        Some("Inspector"),
+    );
+    add_profile(
+        &mut ps,
+        "0x1",
+        abc(),
+        &[(0, 3), (10, 3), (20, 3)],
+        Some("Internal"),
+    );
     let c = resolve(&task(0, 20), &ps, &ChainConfig::default()).unwrap();
     assert_eq!(names(&c), ["a", "b"]);
     assert_eq!(c.window_samples, 2);
 
     let mut ps = ProfileSet::default();
-    add_profile(&mut ps, "0x2", abc(), &[(0, 4), (5, 4), (10, 4), (20, 4)], None);
+    add_profile(
+        &mut ps,
+        "0x2",
+        abc(),
+        &[(0, 4), (5, 4), (10, 4), (20, 4)],
+        None,
+    );
     add_profile(&mut ps, "0x1", abc(), &[(0, 3), (10, 3), (20, 3)], None);
     let c = resolve(&task(0, 20), &ps, &ChainConfig::default()).unwrap();
     assert_eq!(names(&c), ["a", "c"]);

@@ -96,7 +96,9 @@ impl<'p> Weighted<'p> {
         }
         groups
             .into_iter()
-            .max_by(|a, b| (a.1.0, std::cmp::Reverse(a.1.1)).cmp(&(b.1.0, std::cmp::Reverse(b.1.1))))
+            .max_by(|a, b| {
+                (a.1.0, std::cmp::Reverse(a.1.1)).cmp(&(b.1.0, std::cmp::Reverse(b.1.1)))
+            })
             .map(|(stack, (samples, _, time))| Pick {
                 stack,
                 samples,

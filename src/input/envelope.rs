@@ -108,16 +108,16 @@ fn object(b: &[u8], open: usize) -> Result<Envelope, EnvelopeError> {
             };
         }
         // A trace event itself at top level: NDJSON (one event object after another).
-        if keys.is_empty() && looks_like_event_key(key) {
-            if let Ok(end) = skip_value(b, open) {
-                let rest = skip_ws(b, end);
-                if matches!(b.get(rest), Some(b'{') | None) && event_has_phase(&b[open..end]) {
-                    return Ok(Envelope::Events {
-                        start: open,
-                        in_object: false,
-                    });
-                }
-            }
+        if keys.is_empty()
+            && looks_like_event_key(key)
+            && let Ok(end) = skip_value(b, open)
+            && matches!(b.get(skip_ws(b, end)), Some(b'{') | None)
+            && event_has_phase(&b[open..end])
+        {
+            return Ok(Envelope::Events {
+                start: open,
+                in_object: false,
+            });
         }
         keys.push(crate::scan::json::unescape(key));
         let end = match skip_value(b, v) {

@@ -137,7 +137,12 @@ mod tests {
 
     #[test]
     fn missing_file_is_io_error_naming_it() {
-        let e = read(&InputPath::File("/nonexistent/x.json".into())).err().unwrap();
-        assert!(e.to_string().starts_with("cannot read /nonexistent/x.json:"));
+        let e = read(&InputPath::File("/nonexistent/x.json".into()))
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .starts_with("cannot read /nonexistent/x.json:")
+        );
     }
 }

@@ -291,7 +291,9 @@ mod tests {
         // t0 1000 µs; +10, +20, +30, +40 → 1010, 1030, 1060, 1100 µs.
         assert_eq!(
             p.samples.ts,
-            [1010, 1030, 1060, 1100].map(Timestamp::from_micros).to_vec()
+            [1010, 1030, 1060, 1100]
+                .map(Timestamp::from_micros)
+                .to_vec()
         );
         assert_eq!(names(&p, p.samples.stack[1]), ["(root)", "mid", "leaf"]);
         assert_eq!(p.median_interval, TimeDelta::from_micros(30));
@@ -302,7 +304,11 @@ mod tests {
     fn negative_deltas_are_summed_exactly_then_sorted_stably() {
         let mut b = ProfileBuilder::new(origin(0));
         b.add_chunk(chunk(
-            vec![node(1, None, "(root)"), node(2, Some(1), "a"), node(3, Some(1), "b")],
+            vec![
+                node(1, None, "(root)"),
+                node(2, Some(1), "a"),
+                node(3, Some(1), "b"),
+            ],
             &[2, 3, 2, 3],
             &[100, 50, -30, 200],
         ));
@@ -333,10 +339,7 @@ mod tests {
         ));
         let mut d = Diagnostics::default();
         let p = b.finish(&mut d);
-        assert_eq!(
-            p.samples.ts,
-            [10, 30].map(Timestamp::from_micros).to_vec()
-        );
+        assert_eq!(p.samples.ts, [10, 30].map(Timestamp::from_micros).to_vec());
         assert_eq!(
             d.iter().collect::<Vec<_>>(),
             [("samples naming unknown nodes (skipped)", 1)]

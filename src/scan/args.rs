@@ -29,8 +29,7 @@ impl ArgsParser {
     pub fn with<R>(&mut self, raw: &[u8], f: impl FnOnce(&BorrowedValue<'_>) -> R) -> Option<R> {
         self.buf.clear();
         self.buf.extend_from_slice(raw);
-        if let Ok(v) = simd_json::to_borrowed_value_with_buffers(&mut self.buf, &mut self.buffers)
-        {
+        if let Ok(v) = simd_json::to_borrowed_value_with_buffers(&mut self.buf, &mut self.buffers) {
             return Some(f(&v));
         }
         self.buf.clear();

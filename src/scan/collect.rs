@@ -63,7 +63,9 @@ impl Collector {
             Phase::Complete | Phase::Begin | Phase::End => {
                 let Some(ts) = ts else {
                     if is_task_name(ev.name) {
-                        self.t.diagnostics.add("task events without a numeric ts", 1);
+                        self.t
+                            .diagnostics
+                            .add("task events without a numeric ts", 1);
                     }
                     return self.other(ev, thread, None);
                 };
@@ -149,7 +151,9 @@ impl Collector {
 
     fn profile(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
         let Some(ts) = ts else {
-            self.t.diagnostics.add("Profile events without ts (ignored)", 1);
+            self.t
+                .diagnostics
+                .add("Profile events without ts (ignored)", 1);
             return;
         };
         let (start_time, source) = self
@@ -175,7 +179,9 @@ impl Collector {
     fn chunk(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
         let mut mismatched = false;
         let data = self
-            .with_data(ev, |d| Some(chunk_data(d, field(d, "timeDeltas"), &mut mismatched)))
+            .with_data(ev, |d| {
+                Some(chunk_data(d, field(d, "timeDeltas"), &mut mismatched))
+            })
             .unwrap_or_default();
         if mismatched {
             self.t.diagnostics.add(
@@ -395,7 +401,12 @@ mod tests {
         );
         let f = &c.data.nodes[1].call_frame;
         assert_eq!(
-            (&f.function_name[..], &f.url[..], f.line_number, f.column_number),
+            (
+                &f.function_name[..],
+                &f.url[..],
+                f.line_number,
+                f.column_number
+            ),
             ("f", "u.js", 3, 9)
         );
         assert_eq!(c.data.nodes[1].parent, Some(NodeId(1)));

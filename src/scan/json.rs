@@ -210,7 +210,9 @@ pub fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
     let mut int: i64 = 0;
     let mut i = 0;
     while i < digits.len() && digits[i].is_ascii_digit() {
-        int = int.checked_mul(10)?.checked_add((digits[i] - b'0') as i64)?;
+        int = int
+            .checked_mul(10)?
+            .checked_add((digits[i] - b'0') as i64)?;
         i += 1;
     }
     let int_digits = i;
@@ -255,7 +257,10 @@ pub fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
 /// are hashed to a stable non-negative number so that they still key threads apart.
 pub fn integer(raw: &[u8]) -> Option<i64> {
     let s = string_content(raw).unwrap_or(raw);
-    if let Some(v) = std::str::from_utf8(s).ok().and_then(|t| t.parse::<i64>().ok()) {
+    if let Some(v) = std::str::from_utf8(s)
+        .ok()
+        .and_then(|t| t.parse::<i64>().ok())
+    {
         return Some(v);
     }
     if let Some(ns) = micros_to_nanos(raw)

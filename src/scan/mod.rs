@@ -210,10 +210,13 @@ pub fn scan(b: &[u8], start: usize) -> Result<ScannedTrace, ScanError> {
     let mut c = Collector::default();
     let (end, odd) = for_each_event(b, start, |ev| c.event(&ev))?;
     let mut t = c.finish();
-    t.diagnostics.add("array elements that are not event objects", odd);
+    t.diagnostics
+        .add("array elements that are not event objects", odd);
     if let ArrayEnd::Truncated { .. } | ArrayEnd::Broken { .. } = end {
-        t.diagnostics
-            .add("file ends inside the event array (partial last event dropped)", 1);
+        t.diagnostics.add(
+            "file ends inside the event array (partial last event dropped)",
+            1,
+        );
     }
     if t.events == 0 && odd > 0 {
         return Err(ScanError {

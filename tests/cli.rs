@@ -1,0 +1,194 @@
+//! The command line: exit codes, error lines, output files, formats.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+const M86: &str = "samples/cpu-profiler-m86/trace.json.gz";
+
+fn taskchain() -> Command {
+    Command::cargo_bin("taskchain").unwrap()
+}
+
+fn bad_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let junk = dir.join("junk.json");
+    std::fs::write(&junk, [0u8, 159, 146, 150, 1, 2, 3]).unwrap();
+    let heap = dir.join("heap.json");
+    std::fs::write(
+        &heap,
+        br#"{"head":{"callFrame":{"functionName":"(root)"},"selfSize":0,"id":1,"children":[]},"samples":[{"size":16,"nodeId":1,"ordinal":1}]}"#,
+    )
+    .unwrap();
+    let random = dir.join("random.json");
+    std::fs::write(&random, br#"{"name":"left-pad","version":"1.3.0"}"#).unwrap();
+    vec![junk, heap, random]
+}
+
+#[test]
+fn mixed_batch_keeps_good_rows_names_each_bad_file_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = bad_files(dir.path());
+    let out = taskchain()
+        .arg(M86)
+        .args(&bad)
+        .arg(dir.path().join("missing.json"))
+        .assert()
+        .code(2)
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    // Header + the five long tasks of the m86 trace, every chain ending in window.library.stall.
+    let rows: Vec<&str> = stdout.lines().skip(1).collect();
+    assert_eq!(rows.len(), 5);
+    assert!(rows.iter().all(|r| r.contains(",window.library.stall,")));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("taskchain: error:"))
+        .collect();
+    assert_eq!(errors.len(), 4, "{stderr}");
+    assert!(errors.iter().any(|l| l.contains(
+        "junk.json: not a trace: not JSON trace data: starts with byte 0x00 at offset 0"
+    )));
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.contains("heap.json: not a trace: a heap-sampling profile"))
+    );
+    assert!(
+        errors.iter().any(
+            |l| l.contains("random.json: not a trace: a JSON object with keys [name, version]")
+        )
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|l| l.contains("cannot read") && l.contains("missing.json"))
+    );
+    assert!(stderr.contains("taskchain: 5 files,"), "{stderr}");
+    assert!(stderr.contains("5 long tasks") && stderr.contains("4 failed"));
+}
+
+#[test]
+fn json_and_ndjson_list_failed_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = bad_files(dir.path());
+    let out = taskchain()
+        .args(["--format", "json", M86])
+        .arg(&bad[0])
+        .assert()
+        .code(2)
+        .get_output()
+        .stdout
+        .clone();
+    let doc: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(doc["tasks"].as_array().unwrap().len(), 5);
+    assert_eq!(doc["errors"].as_array().unwrap().len(), 1);
+    assert!(
+        doc["errors"][0]["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("junk.json")
+    );
+    let t = &doc["tasks"][1];
+    assert_eq!(t["leaf_function"], "window.library.stall");
+    assert_eq!(t["leaf_line"], 55);
+    assert_eq!(t["chain"][1]["function"], "window.library.stall");
+
+    let out = taskchain()
+        .args(["--format", "ndjson", M86])
+        .arg(&bad[0])
+        .assert()
+        .code(2)
+        .get_output()
+        .stdout
+        .clone();
+    let lines: Vec<serde_json::Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    assert!(lines[5]["error"].as_str().unwrap().contains("not a trace"));
+}
+
+#[test]
+fn output_file_and_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report.csv");
+    taskchain()
+        .args([M86, "-q", "-o"])
+        .arg(&out)
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("");
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(written.lines().count(), 6);
+    // The same trace through standard input (gzip detected by its magic bytes).
+    let stdin = std::fs::read(M86).unwrap();
+    let piped = taskchain()
+        .args(["-", "-q"])
+        .write_stdin(stdin)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let piped = String::from_utf8(piped).unwrap();
+    assert_eq!(
+        piped.lines().nth(1).unwrap().split_once(',').unwrap().1,
+        written.lines().nth(1).unwrap().split_once(',').unwrap().1
+    );
+    assert!(piped.lines().nth(1).unwrap().starts_with("-,"));
+}
+
+#[test]
+fn folder_search_skips_non_traces_without_failing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(M86, dir.path().join("trace.json.gz")).unwrap();
+    std::fs::write(dir.path().join("package.json"), br#"{"name":"x"}"#).unwrap();
+    taskchain()
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("skipped: ").and(predicate::str::contains("1 skipped")));
+}
+
+#[test]
+fn bad_usage_exits_2() {
+    taskchain().assert().code(2);
+    taskchain()
+        .args(["--min-confidence", "2", M86])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--min-confidence must be between 0 and 1",
+        ));
+    taskchain()
+        .args(["--threshold-ms", "-5", M86])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn thresholds_and_policies_change_rows() {
+    // m86: tasks of 103, 1053, 1050, 1001, 1001 ms; the 103 ms one has confidence 0.487.
+    let rows = |args: &[&str]| {
+        let out = taskchain().args(args).arg(M86).arg("-q").output().unwrap();
+        String::from_utf8(out.stdout).unwrap().lines().count() - 1
+    };
+    assert_eq!(rows(&[]), 5);
+    assert_eq!(rows(&["--threshold-ms", "200"]), 4);
+    assert_eq!(rows(&["--on-low-confidence", "drop"]), 4);
+    let out = taskchain()
+        .args([M86, "-q", "--on-low-confidence", "fallback"])
+        .output()
+        .unwrap();
+    let first = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    assert!(first.contains("fallback"), "{first}");
+}

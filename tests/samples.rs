@@ -1,0 +1,90 @@
+//! Golden tests: every case in `samples/` must give exactly `expected/tasks.csv`, with 1
+//! and with 2 worker threads. `BLESS=1 cargo test --test samples` rewrites the expected
+//! files; a blessed file is a claim, so check its diff by hand or against the ground truth
+//! (`tests/ground_truth.rs`, `scripts/reference.py`) before committing.
+
+mod common;
+
+use common::*;
+use taskchain::report::Format;
+
+fn first_difference(a: &str, b: &str) -> String {
+    for (i, (x, y)) in a.lines().zip(b.lines()).enumerate() {
+        if x != y {
+            return format!("line {}:\n  expected: {x}\n  actual:   {y}", i + 1);
+        }
+    }
+    format!(
+        "line counts differ: expected {}, actual {}",
+        a.lines().count(),
+        b.lines().count()
+    )
+}
+
+fn check(case: &str) {
+    let args = case_args(case);
+    let path = trace_path(case);
+    let one = report(&args, std::slice::from_ref(&path), Format::Csv, 1);
+    let two = report(&args, &[path], Format::Csv, 2);
+    assert_eq!(one, two, "{case}: -j1 and -j2 differ");
+    let actual = String::from_utf8(one).unwrap();
+    let expected_path = case_dir(case).join("expected/tasks.csv");
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
+        std::fs::write(&expected_path, &actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&expected_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", expected_path.display()));
+    if expected != actual {
+        let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("samples-actual")
+            .join(case);
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("tasks.csv"), &actual).unwrap();
+        panic!(
+            "{case}: output differs from expected ({} written); {}",
+            out.join("tasks.csv").display(),
+            first_difference(&expected, &actual)
+        );
+    }
+}
+
+macro_rules! cases {
+    ($($name:ident => $dir:literal,)*) => {
+        $(#[test] fn $name() { check($dir); })*
+        const CASES: &[&str] = &[$($dir),*];
+    };
+}
+
+cases! {
+    cpu_profiler_m86 => "cpu-profiler-m86",
+    recursive_blocking_js => "recursive-blocking-js",
+    chrome_70_worker => "chrome-70-worker",
+    chrome_66_cpuprofile_worker => "chrome-66-cpuprofile-worker",
+    multiple_top_level_renderers => "multiple-top-level-renderers",
+    timespan_no_profile_m103 => "timespan-no-profile-m103",
+    chromium_click_chain => "chromium-click-chain",
+    chromium_iframes => "chromium-iframes",
+    chromium_native_layout => "chromium-native-layout",
+    chromium_session_15s => "chromium-session-15s",
+    chromium_split_70_30 => "chromium-split-70-30",
+    chromium_startup_load_browsertarget => "chromium-startup-load-browsertarget",
+    chromium_worker_and_main => "chromium-worker-and-main",
+    truncated_click_chain => "truncated-click-chain",
+}
+
+#[test]
+fn every_sample_folder_is_a_case() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    found.sort();
+    let mut listed: Vec<String> = CASES.iter().map(|s| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(found, listed);
+}
