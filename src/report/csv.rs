@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use super::{COLUMNS, ReportRow, chain_text, micros_text, millis_text};
+use super::{COLUMNS, ReportRow, chain_text, confidence_number, micros_text, millis_text};
 
 /// Writes rows as CSV (RFC 4180 quoting by the `csv` crate).
 pub struct CsvWriter<W: Write> {
@@ -33,7 +33,7 @@ impl<W: Write> CsvWriter<W> {
                 &r.window_samples.to_string(),
                 &r.target_samples.to_string(),
                 &millis_text(r.stack_time),
-                &format!("{:.3}", r.confidence),
+                &format!("{:.3}", confidence_number(r.confidence)),
                 r.status.as_str(),
                 &r.flags.to_text(),
                 leaf.map(|f| f.function.as_str()).unwrap_or(""),

@@ -5,7 +5,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::{FileError, ReportRow, millis_number};
+use super::{FileError, ReportRow, confidence_number, millis_number};
 use crate::chain::ChainFrame;
 
 #[derive(Serialize)]
@@ -69,7 +69,7 @@ fn task(r: &ReportRow) -> Task<'_> {
         window_samples: r.window_samples,
         target_samples: r.target_samples,
         stack_ms: millis_number(r.stack_time),
-        confidence: (r.confidence * 1000.0).round() / 1000.0,
+        confidence: confidence_number(r.confidence),
         status: r.status.as_str(),
         flags: r.flags.to_text(),
         leaf_function: leaf.as_ref().map(|f| f.function),
