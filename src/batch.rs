@@ -130,6 +130,13 @@ pub fn analyze_all(
     for o in outcomes {
         match o {
             FileOutcome::Done(rep) => {
+                if let Some(b) = &rep.broken {
+                    res.summary.failed += 1;
+                    res.errors.push(FileError {
+                        file: rep.file.clone(),
+                        error: format!("{}: {b}", rep.file),
+                    });
+                }
                 res.summary.long_tasks += rep.long_tasks;
                 res.summary.warnings += rep.diagnostics.kinds();
                 res.rows.extend(rep.rows);
@@ -195,8 +202,11 @@ fn report_outcome(o: &FileOutcome, quiet: bool, bar: &indicatif::ProgressBar) {
     match o {
         FileOutcome::Failed(e) => lines.push(format!("taskchain: error: {}", e.error)),
         FileOutcome::Skipped(e) if !quiet => lines.push(format!("taskchain: skipped: {}", e.error)),
-        FileOutcome::Done(rep) if !quiet => {
-            for (kind, n) in rep.diagnostics.iter() {
+        FileOutcome::Done(rep) => {
+            if let Some(b) = &rep.broken {
+                lines.push(format!("taskchain: error: {}: {b}", rep.file));
+            }
+            for (kind, n) in rep.diagnostics.iter().filter(|_| !quiet) {
                 lines.push(format!("taskchain: warning: {}: {kind}: {n}", rep.file));
             }
         }

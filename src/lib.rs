@@ -86,6 +86,9 @@ pub struct FileReport {
     pub truncated: bool,
     /// Odd input, by kind.
     pub diagnostics: Diagnostics,
+    /// Set when the event array breaks off in bytes that are not JSON: the events before
+    /// were used (and their rows are kept), the rest of the file was not read.
+    pub broken: Option<String>,
 }
 
 /// Why one file's bytes could not be analysed (the caller adds the path).
@@ -129,6 +132,13 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
     let long = tasks::long_tasks(&top, s.threshold);
     let first_ts = trace.first_ts.unwrap_or_default();
     let truncated = trace.truncated();
+    let broken = match trace.end {
+        Some(scan::ArrayEnd::Broken { offset, expected }) => Some(format!(
+            "invalid JSON at byte {offset} (event {}): expected {expected}; the file after it was not read",
+            trace.events
+        )),
+        _ => None,
+    };
     let rows = long
         .par_iter()
         .filter_map(|t| chain::resolve(t, &profiles, &s.chain))
@@ -149,6 +159,7 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         events: trace.events,
         truncated,
         diagnostics,
+        broken,
     })
 }
 

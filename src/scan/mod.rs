@@ -208,11 +208,19 @@ pub fn for_each_event<'a>(
 /// [`crate::input::envelope`]). Errors when not one event could be read.
 pub fn scan(b: &[u8], start: usize) -> Result<ScannedTrace, ScanError> {
     let mut c = Collector::default();
-    let (end, odd) = for_each_event(b, start, |ev| c.event(&ev))?;
+    let (mut end, odd) = for_each_event(b, start, |ev| c.event(&ev))?;
+    if let ArrayEnd::Broken { offset, .. } = end
+        && b[offset as usize..]
+            .iter()
+            .all(|&x| x == 0 || json::is_ws(x))
+    {
+        // A crashed writer's file padded with NUL bytes: cut off, not corrupt.
+        end = ArrayEnd::Truncated { offset };
+    }
     let mut t = c.finish();
     t.diagnostics
         .add("array elements that are not event objects", odd);
-    if let ArrayEnd::Truncated { .. } | ArrayEnd::Broken { .. } = end {
+    if let ArrayEnd::Truncated { .. } = end {
         t.diagnostics.add(
             "file ends inside the event array (partial last event dropped)",
             1,
@@ -263,7 +271,7 @@ mod tests {
 
     #[test]
     fn junk_after_events_is_broken_but_kept() {
-        let t = scan_str("[{\"ph\":\"I\",\"ts\":3},\n\0\0\0").unwrap();
+        let t = scan_str("[{\"ph\":\"I\",\"ts\":3},\n@{}").unwrap();
         assert_eq!(t.events, 1);
         assert_eq!(
             t.end,
@@ -272,6 +280,12 @@ mod tests {
                 expected: "a trace event object"
             })
         );
+    }
+
+    #[test]
+    fn nul_padding_after_events_is_a_cut_off_file() {
+        let t = scan_str("[{\"ph\":\"I\",\"ts\":3},\n\0\0\0").unwrap();
+        assert_eq!(t.end, Some(ArrayEnd::Truncated { offset: 20 }));
     }
 
     #[test]
