@@ -151,11 +151,13 @@ def profiles(events):
                 return (me,)
             return path(par, seen + (nid,)) + (me,)
         p["path"] = {nid: path(nid) for nid in p["nodes"]}
-        if len(timed) > 1:
-            gaps = sorted(timed[i + 1][0] - timed[i][0] for i in range(len(timed) - 1))
-            p["median"] = gaps[len(gaps) // 2]
-        else:
-            p["median"] = 0
+        # The last sample stands for the mean interval over all samples, known or not.
+        times = []
+        t = p["t0"]
+        for d in p["deltas"]:
+            t += d
+            times.append(t)
+        p["mean"] = (max(times) - min(times)) // (len(times) - 1) if len(times) > 1 else 0
     return out
 
 
@@ -179,7 +181,7 @@ def resolve(task, thread, profs):
     groups = {}
     for i in idx:
         t, nid = p["timed"][i]
-        nxt = p["timed"][i + 1][0] if i + 1 < len(p["timed"]) else t + p["median"]
+        nxt = p["timed"][i + 1][0] if i + 1 < len(p["timed"]) else t + p["mean"]
         w = max(0.0, min(nxt, end) - t)
         g = groups.setdefault(p["path"][nid], [0, i, 0.0])
         g[0] += 1

@@ -119,17 +119,17 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         Envelope::Events { start, .. } => start,
         Envelope::OtherObject { keys } => return Err(AnalyzeError::NotATrace(describe(&keys))),
     };
-    let mut trace = scan::scan(bytes, start).map_err(|e| AnalyzeError::Json {
+    let mut trace = scan::scan(bytes, start, true).map_err(|e| AnalyzeError::Json {
         offset: e.offset,
         event_index: e.event_index,
         reason: e.reason,
     })?;
     let mut diagnostics = std::mem::take(&mut trace.diagnostics);
-    let profiles = profile::build(&mut trace, &mut diagnostics);
     let trace_end = trace.last_ts.unwrap_or_default();
-    let threads = tasks::threads_in_scope(&trace, &profiles, s.scope);
+    let threads = tasks::threads_in_scope(&trace, s.scope);
     let top = tasks::top_level_tasks(&trace.task_marks, &threads, trace_end, &mut diagnostics);
     let long = tasks::long_tasks(&top, s.threshold);
+    let profiles = profile::build(&mut trace, &mut diagnostics);
     let first_ts = trace.first_ts.unwrap_or_default();
     let truncated = trace.truncated();
     let broken = match trace.end {
@@ -139,9 +139,16 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         )),
         _ => None,
     };
-    let rows = long
+    let chains: Vec<chain::TaskChain> = long
         .par_iter()
-        .filter_map(|t| chain::resolve(t, &profiles, &s.chain))
+        .filter_map(|t| chain::resolve(t, &profiles, Some(bytes), &s.chain))
+        .collect();
+    diagnostics.add(
+        "samples naming unknown nodes (skipped)",
+        chains.iter().map(|c| c.unknown_samples).sum(),
+    );
+    let rows = chains
+        .into_iter()
         .map(|mut c| {
             c.flags.set(Flags::TRUNCATED_FILE, truncated);
             let name = trace

@@ -9,7 +9,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::profile::ProfileSet;
 use crate::scan::records::{MarkKind, TaskMark, ThreadKey};
 use crate::scan::{Diagnostics, ScannedTrace};
 use crate::time::{TimeDelta, Timestamp};
@@ -143,11 +142,8 @@ pub fn is_worker_name(name: &str) -> bool {
 /// Renderer main threads are those named `CrRendererMain`. A trace without any (names
 /// stripped, or `--single-process` recordings where page JS runs on `CrBrowserMain`) falls
 /// back to the threads that own a profile, which are where JavaScript ran.
-pub fn threads_in_scope(
-    trace: &ScannedTrace,
-    profiles: &ProfileSet,
-    scope: Scope,
-) -> Vec<ThreadKey> {
+pub fn threads_in_scope(trace: &ScannedTrace, scope: Scope) -> Vec<ThreadKey> {
+    let profiled = trace.profile_threads();
     let name = |k: &ThreadKey| trace.thread_names.get(k).map(String::as_str);
     let mut renderers: Vec<ThreadKey> = trace
         .thread_names
@@ -156,8 +152,9 @@ pub fn threads_in_scope(
         .map(|(k, _)| *k)
         .collect();
     if renderers.is_empty() {
-        renderers = profiles
-            .threads()
+        renderers = profiled
+            .iter()
+            .copied()
             .filter(|k| !name(k).is_some_and(is_worker_name))
             .collect();
     }
@@ -180,7 +177,7 @@ pub fn threads_in_scope(
                     .filter(|(_, n)| is_worker_name(n))
                     .map(|(k, _)| *k),
             );
-            all.extend(profiles.threads());
+            all.extend(profiled);
             all
         }
     };
@@ -316,12 +313,11 @@ mod tests {
         t.thread_names.insert(r1, "CrRendererMain".into());
         t.thread_names.insert(r2, "CrRendererMain".into());
         t.thread_names.insert(w, "DedicatedWorker thread".into());
-        let p = ProfileSet::default();
         // Trace does not say: every renderer.
-        assert_eq!(threads_in_scope(&t, &p, Scope::MainFrame), [r1, r2]);
+        assert_eq!(threads_in_scope(&t, Scope::MainFrame), [r1, r2]);
         t.main_frame_pids.insert(Pid(20));
-        assert_eq!(threads_in_scope(&t, &p, Scope::MainFrame), [r2]);
-        assert_eq!(threads_in_scope(&t, &p, Scope::Renderers), [r1, r2]);
-        assert_eq!(threads_in_scope(&t, &p, Scope::All), [r1, w, r2]);
+        assert_eq!(threads_in_scope(&t, Scope::MainFrame), [r2]);
+        assert_eq!(threads_in_scope(&t, Scope::Renderers), [r1, r2]);
+        assert_eq!(threads_in_scope(&t, Scope::All), [r1, w, r2]);
     }
 }

@@ -14,7 +14,7 @@
 mod heaviest;
 mod window;
 
-use crate::profile::{CpuProfile, FrameKind, ProfileSet, StackIndex};
+use crate::profile::{CpuProfile, FrameKind, ProfileSet, StackIndex, WindowSamples};
 use crate::tasks::LongTask;
 use crate::time::TimeDelta;
 pub use window::Window;
@@ -178,13 +178,21 @@ pub struct TaskChain {
     pub flags: Flags,
     /// Frames root → leaf, without `(root)`. The leaf is the last.
     pub chain: Vec<ChainFrame>,
+    /// Samples read for the window that name no node (left out).
+    pub unknown_samples: u64,
 }
 
 /// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`].
 pub const PROFILE_GAP: TimeDelta = TimeDelta::from_micros(10_000);
 
-/// Resolves one task. `None` when the policy drops it.
-pub fn resolve(task: &LongTask, profiles: &ProfileSet, cfg: &ChainConfig) -> Option<TaskChain> {
+/// Resolves one task. `file` is the whole trace, for sample arrays left in it. `None` when
+/// the policy drops the task.
+pub fn resolve(
+    task: &LongTask,
+    profiles: &ProfileSet,
+    file: Option<&[u8]>,
+    cfg: &ChainConfig,
+) -> Option<TaskChain> {
     let mut out = TaskChain {
         task: *task,
         window_samples: 0,
@@ -194,17 +202,19 @@ pub fn resolve(task: &LongTask, profiles: &ProfileSet, cfg: &ChainConfig) -> Opt
         status: ChainStatus::NoProfile,
         flags: Flags::default(),
         chain: Vec::new(),
+        unknown_samples: 0,
     };
     out.flags.set(Flags::INCOMPLETE, task.incomplete);
     if !profiles.covers(task.thread) {
         return Some(out);
     }
     let window = Window::of(task, cfg.lookback);
-    let Some((profile, rows)) = pick_profile(profiles, task, &window) else {
+    let Some((profile, samples, rows)) = pick_profile(profiles, task, &window, file) else {
         out.status = ChainStatus::NoSamples;
         return Some(out);
     };
-    let w = window::Weighted::new(profile, rows, &window);
+    out.unknown_samples = samples.unknown;
+    let w = window::Weighted::new(profile, &samples.table, rows, &window);
     out.window_samples = w.len();
     out.flags.set(
         Flags::PROFILE_START_ON_OTHER_CLOCK,
@@ -212,7 +222,7 @@ pub fn resolve(task: &LongTask, profiles: &ProfileSet, cfg: &ChainConfig) -> Opt
     );
     out.flags.set(
         Flags::SAMPLES_REORDERED,
-        window.contains_any(&profile.reordered),
+        window.contains_any(&samples.reordered),
     );
     out.flags
         .set(Flags::PROFILE_GAP, w.longest_gap() > PROFILE_GAP);
@@ -316,19 +326,21 @@ fn pick_profile<'p>(
     profiles: &'p ProfileSet,
     task: &LongTask,
     window: &Window,
-) -> Option<(&'p CpuProfile, std::ops::Range<usize>)> {
-    let mut best: Option<(&CpuProfile, std::ops::Range<usize>)> = None;
+    file: Option<&[u8]>,
+) -> Option<(&'p CpuProfile, WindowSamples, std::ops::Range<usize>)> {
+    let mut best: Option<(&CpuProfile, WindowSamples, std::ops::Range<usize>)> = None;
     for p in profiles.of_thread(task.thread) {
-        let r = p.samples.range(window.start, window.end);
+        let samples = p.window(window.start, window.end, file);
+        let r = samples.table.range(window.start, window.end);
         if r.is_empty() {
             continue;
         }
         let better = match &best {
             None => true,
-            Some((b, br)) => (p.is_internal(), r.len()) > (b.is_internal(), br.len()),
+            Some((b, _, br)) => (p.is_internal(), r.len()) > (b.is_internal(), br.len()),
         };
         if better {
-            best = Some((p, r));
+            best = Some((p, samples, r));
         }
     }
     best

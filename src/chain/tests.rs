@@ -56,12 +56,11 @@ fn add_profile(
             TimeDelta::from_micros(d)
         })
         .collect();
-    b.add_chunk(ChunkData {
+    b.add_chunk(ChunkData::from_arrays(
         nodes,
-        samples: samples.iter().map(|&(_, n)| NodeId(n)).collect(),
-        time_deltas: deltas,
-        start_time: None,
-    });
+        samples.iter().map(|&(_, n)| NodeId(n)).collect(),
+        deltas,
+    ));
     ps.push_for_tests(b.finish(&mut Diagnostics::default()));
 }
 
@@ -96,7 +95,7 @@ fn tie_goes_to_earliest_group_and_window_is_half_open() {
         &[(0, 3), (10, 3), (20, 4), (30, 3), (40, 4), (50, 4), (60, 3)],
         None,
     );
-    let c = resolve(&task(0, 60), &ps, &ChainConfig::default()).unwrap();
+    let c = resolve(&task(0, 60), &ps, None, &ChainConfig::default()).unwrap();
     assert_eq!(c.window_samples, 6);
     assert_eq!(c.target_samples, 3);
     assert_eq!(names(&c), ["a", "b"]);
@@ -119,7 +118,7 @@ fn tie_goes_to_earliest_group_and_window_is_half_open() {
 fn weights_clip_at_window_end_and_lookback_widens_start() {
     // c at 45 stands until 70 but the window ends at 50: 5 µs.
     let ps = profile_set(abc(), &[(5, 3), (20, 3), (45, 4), (70, 3)], None);
-    let c = resolve(&task(10, 40), &ps, &ChainConfig::default()).unwrap();
+    let c = resolve(&task(10, 40), &ps, None, &ChainConfig::default()).unwrap();
     assert_eq!((c.window_samples, c.target_samples), (2, 1));
     // Candidates 20 (b) and 45 (c): tie, b first; b stands 20→45 = 25 µs of 40.
     assert_eq!(names(&c), ["a", "b"]);
@@ -128,7 +127,7 @@ fn weights_clip_at_window_end_and_lookback_widens_start() {
         lookback: TimeDelta::from_micros(5),
         ..ChainConfig::default()
     };
-    let c = resolve(&task(10, 40), &ps, &cfg).unwrap();
+    let c = resolve(&task(10, 40), &ps, None, &cfg).unwrap();
     // Window [5, 50): b at 5 and 20 (15 + 25 = 40 µs) vs c (5 µs).
     assert_eq!((c.window_samples, c.target_samples), (3, 2));
     assert_eq!(c.stack_time, TimeDelta::from_micros(40));
@@ -138,18 +137,18 @@ fn weights_clip_at_window_end_and_lookback_widens_start() {
 #[test]
 fn no_profile_no_samples_and_non_js() {
     let empty = ProfileSet::default();
-    let c = resolve(&task(0, 60), &empty, &ChainConfig::default()).unwrap();
+    let c = resolve(&task(0, 60), &empty, None, &ChainConfig::default()).unwrap();
     assert_eq!(
         (c.status, c.confidence, c.chain.len()),
         (ChainStatus::NoProfile, 0.0, 0)
     );
 
     let ps = profile_set(abc(), &[(100, 3)], None);
-    let c = resolve(&task(0, 60), &ps, &ChainConfig::default()).unwrap();
+    let c = resolve(&task(0, 60), &ps, None, &ChainConfig::default()).unwrap();
     assert_eq!(c.status, ChainStatus::NoSamples);
 
     let ps = profile_set(abc(), &[(0, 5), (10, 5), (20, 3), (30, 5)], None);
-    let c = resolve(&task(0, 40), &ps, &ChainConfig::default()).unwrap();
+    let c = resolve(&task(0, 40), &ps, None, &ChainConfig::default()).unwrap();
     assert_eq!(c.status, ChainStatus::NonJs);
     assert_eq!(names(&c), ["(program)"]);
     assert_eq!(c.chain[0].line, None);
@@ -185,7 +184,7 @@ fn recursion() -> (ProfileSet, LongTask) {
 #[test]
 fn largest_stack_low_confidence_is_flagged_or_dropped() {
     let (ps, t) = recursion();
-    let c = resolve(&t, &ps, &ChainConfig::default()).unwrap();
+    let c = resolve(&t, &ps, None, &ChainConfig::default()).unwrap();
     // g: 3 samples, 30 of 70 µs = 0.4286 < 0.5.
     assert_eq!(names(&c), ["g"]);
     assert_eq!(c.status, ChainStatus::LowConfidence);
@@ -194,7 +193,7 @@ fn largest_stack_low_confidence_is_flagged_or_dropped() {
         policy: LowConfidencePolicy::Drop,
         ..ChainConfig::default()
     };
-    assert_eq!(resolve(&t, &ps, &drop), None);
+    assert_eq!(resolve(&t, &ps, None, &drop), None);
 }
 
 #[test]
@@ -205,7 +204,7 @@ fn heaviest_path_descends_while_child_holds_half() {
         min_confidence: 0.4,
         ..ChainConfig::default()
     };
-    let c = resolve(&t, &ps, &cfg).unwrap();
+    let c = resolve(&t, &ps, None, &cfg).unwrap();
     // (root) 70 → f subtree 40 (≥ 35) → f>f subtree 30 (≥ 20) → f>f>f 10 (< 15): stop.
     assert_eq!(names(&c), ["f", "f"]);
     assert_eq!(c.target_samples, 3);
@@ -216,7 +215,7 @@ fn heaviest_path_descends_while_child_holds_half() {
         policy: LowConfidencePolicy::Fallback,
         ..ChainConfig::default()
     };
-    let c = resolve(&t, &ps, &fallback).unwrap();
+    let c = resolve(&t, &ps, None, &fallback).unwrap();
     assert_eq!(names(&c), ["f", "f"]);
     assert!(c.flags.contains(Flags::FALLBACK));
     // 30 / 70 is still below 0.5.
@@ -241,7 +240,7 @@ fn overlapping_profiles_prefer_internal_then_more_samples() {
         &[(0, 3), (10, 3), (20, 3)],
         Some("Internal"),
     );
-    let c = resolve(&task(0, 20), &ps, &ChainConfig::default()).unwrap();
+    let c = resolve(&task(0, 20), &ps, None, &ChainConfig::default()).unwrap();
     assert_eq!(names(&c), ["a", "b"]);
     assert_eq!(c.window_samples, 2);
 
@@ -254,7 +253,7 @@ fn overlapping_profiles_prefer_internal_then_more_samples() {
         None,
     );
     add_profile(&mut ps, "0x1", abc(), &[(0, 3), (10, 3), (20, 3)], None);
-    let c = resolve(&task(0, 20), &ps, &ChainConfig::default()).unwrap();
+    let c = resolve(&task(0, 20), &ps, None, &ChainConfig::default()).unwrap();
     assert_eq!(names(&c), ["a", "c"]);
     assert_eq!(c.window_samples, 3);
 }
@@ -263,14 +262,14 @@ fn overlapping_profiles_prefer_internal_then_more_samples() {
 fn flags_for_gaps_and_reordered_samples() {
     // A 15 ms hole between 1 ms and 16 ms; last sample 19 ms in a 20 ms task.
     let ps = profile_set(abc(), &[(0, 3), (1_000, 3), (16_000, 3), (19_000, 3)], None);
-    let c = resolve(&task(0, 20_000), &ps, &ChainConfig::default()).unwrap();
+    let c = resolve(&task(0, 20_000), &ps, None, &ChainConfig::default()).unwrap();
     assert!(c.flags.contains(Flags::PROFILE_GAP));
     assert!(!c.flags.contains(Flags::SAMPLES_REORDERED));
     // Out of order: 10 then 5 (delta −5).
     let ps = profile_set(abc(), &[(0, 3), (10, 3), (5, 3), (20, 3)], None);
-    let c = resolve(&task(0, 30), &ps, &ChainConfig::default()).unwrap();
+    let c = resolve(&task(0, 30), &ps, None, &ChainConfig::default()).unwrap();
     assert!(c.flags.contains(Flags::SAMPLES_REORDERED));
     assert_eq!(c.flags.to_text(), "samples_reordered");
-    let outside = resolve(&task(100, 30), &ps, &ChainConfig::default()).unwrap();
+    let outside = resolve(&task(100, 30), &ps, None, &ChainConfig::default()).unwrap();
     assert!(!outside.flags.contains(Flags::SAMPLES_REORDERED));
 }

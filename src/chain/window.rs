@@ -1,7 +1,7 @@
 //! The window of one task and the weight of each sample in it.
 
 use super::Pick;
-use crate::profile::{CpuProfile, StackIndex};
+use crate::profile::{CpuProfile, SampleTable, StackIndex};
 use crate::tasks::LongTask;
 use crate::time::{TimeDelta, Timestamp};
 
@@ -32,12 +32,13 @@ impl Window {
 
 /// The candidate samples of one task with their weights: each sample stands for the time
 /// from its timestamp to the next sample of the profile, clipped to the window end; the
-/// profile's last sample stands for one median interval (as DevTools gives the last
-/// sample the average interval).
+/// profile's last sample stands for the profile's mean interval (as DevTools weighs it).
 pub struct Weighted<'p> {
     /// The profile.
     pub profile: &'p CpuProfile,
-    /// First candidate row in the profile's sample table.
+    /// The samples read for the window.
+    pub table: &'p SampleTable,
+    /// First candidate row in `table`.
     pub first: usize,
     /// Weight of each candidate, in order.
     pub weights: Vec<TimeDelta>,
@@ -45,21 +46,30 @@ pub struct Weighted<'p> {
 }
 
 impl<'p> Weighted<'p> {
-    /// Weighs the rows `rows` (all inside `window`) of `profile`.
-    pub fn new(profile: &'p CpuProfile, rows: std::ops::Range<usize>, window: &Window) -> Self {
-        let ts = &profile.samples.ts;
+    /// Weighs the rows `rows` (all inside `window`) of `table`, read from `profile`.
+    pub fn new(
+        profile: &'p CpuProfile,
+        table: &'p SampleTable,
+        rows: std::ops::Range<usize>,
+        window: &Window,
+    ) -> Self {
+        let ts = &table.ts;
         let weights = rows
             .clone()
             .map(|i| {
-                let next = ts
-                    .get(i + 1)
-                    .copied()
-                    .unwrap_or(ts[i] + profile.median_interval);
+                // The table holds every sample inside any window, so a missing next row
+                // means the next sample is at or after the window end — or there is none.
+                let next = match ts.get(i + 1) {
+                    Some(&t) => t,
+                    None if profile.last_sample.is_some_and(|l| ts[i] < l) => window.end,
+                    None => ts[i] + profile.mean_interval,
+                };
                 next.min(window.end).since(ts[i]).max(TimeDelta::ZERO)
             })
             .collect();
         Weighted {
             profile,
+            table,
             first: rows.start,
             weights,
             window: *window,
@@ -73,12 +83,12 @@ impl<'p> Weighted<'p> {
 
     /// Stack of candidate `k`.
     pub fn stack(&self, k: usize) -> StackIndex {
-        self.profile.samples.stack[self.first + k]
+        self.table.stack[self.first + k]
     }
 
     /// Time of candidate `k`.
     pub fn ts(&self, k: usize) -> Timestamp {
-        self.profile.samples.ts[self.first + k]
+        self.table.ts[self.first + k]
     }
 
     /// SPEC §1 step 3: the largest group of candidates with the same stack; ties go to the

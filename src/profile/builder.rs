@@ -6,14 +6,17 @@
 //! node id wins. Sample *i*'s time is `t0` plus the sum of `timeDeltas[0..=i]` over the
 //! chunks in order, summed exactly in i64 ns (never clamped); samples are then sorted
 //! stably by time, since negative deltas mean out-of-order samples.
+//! Samples are not read here: chunks are only placed in time ([`Placement`]) and read one
+//! window at a time by the chain stage.
 
 use std::collections::HashMap;
 
 use super::index::StackIndex;
-use super::tables::{FrameTable, SampleTable, StackTable};
+use super::samples::{NodeStacks, Placement};
+use super::tables::{FrameTable, StackTable};
 use super::{CpuProfile, Origin};
 use crate::scan::Diagnostics;
-use crate::scan::records::{ChunkData, Node, NodeId, ProfileId, ThreadKey};
+use crate::scan::records::{ChunkData, Node, NodeId, ProfileId, SampleArrays, ThreadKey};
 use crate::time::{TimeDelta, Timestamp};
 
 /// Gathers one profile's chunks.
@@ -21,8 +24,7 @@ pub struct ProfileBuilder {
     origin: Origin,
     nodes: Vec<Node>,
     node_row: HashMap<NodeId, usize>,
-    samples: Vec<NodeId>,
-    deltas: Vec<TimeDelta>,
+    chunks: Vec<SampleArrays>,
     duplicate_nodes: u64,
 }
 
@@ -33,10 +35,14 @@ impl ProfileBuilder {
             origin,
             nodes: Vec::new(),
             node_row: HashMap::new(),
-            samples: Vec::new(),
-            deltas: Vec::new(),
+            chunks: Vec::new(),
             duplicate_nodes: 0,
         }
+    }
+
+    /// The profiled thread.
+    pub fn thread(&self) -> ThreadKey {
+        self.origin.thread
     }
 
     /// Adds the next chunk (chunks must come in (ts, file order) order).
@@ -49,11 +55,10 @@ impl ProfileBuilder {
             self.node_row.insert(n.id, self.nodes.len());
             self.nodes.push(n);
         }
-        self.samples.extend(data.samples);
-        self.deltas.extend(data.time_deltas);
+        self.chunks.push(data.samples);
     }
 
-    /// Links nodes, interns stacks and frames, times and sorts the samples.
+    /// Links nodes, interns stacks and frames, and places the chunks in time.
     pub fn finish(self, diagnostics: &mut Diagnostics) -> CpuProfile {
         diagnostics.add(
             "profile nodes defined twice (first definition kept)",
@@ -63,47 +68,26 @@ impl ProfileBuilder {
         let mut frames = FrameTable::default();
         let mut stacks = StackTable::default();
         let node_stack = intern_stacks(&self.nodes, &parent_row, &mut frames, &mut stacks);
-
-        let mut samples = SampleTable {
-            ts: Vec::with_capacity(self.samples.len()),
-            stack: Vec::with_capacity(self.samples.len()),
+        let node_stacks =
+            NodeStacks::new(self.nodes.iter().zip(&node_stack).map(|(n, s)| (n.id, *s)));
+        let placement = Placement::new(self.origin.t0, self.chunks);
+        let sample_count = placement.sample_count();
+        let bounds = placement.bounds();
+        let mean_interval = match bounds {
+            Some((lo, hi)) if sample_count > 1 => {
+                TimeDelta::from_nanos(hi.since(lo).as_nanos() / (sample_count as i64 - 1))
+            }
+            _ => TimeDelta::ZERO,
         };
-        let mut reordered = Vec::new();
-        let mut t = self.origin.t0;
-        let mut unknown = 0u64;
-        let mut last = None;
-        let mut out_of_order = false;
-        for (node, delta) in self.samples.iter().zip(&self.deltas) {
-            t = t + *delta;
-            if delta.is_negative() {
-                reordered.push(t);
-            }
-            match self.node_row.get(node) {
-                Some(&row) => {
-                    out_of_order |= last.is_some_and(|l| t < l);
-                    last = Some(t);
-                    samples.ts.push(t);
-                    samples.stack.push(node_stack[row]);
-                }
-                None => unknown += 1,
-            }
-        }
-        diagnostics.add("samples naming unknown nodes (skipped)", unknown);
-        if out_of_order {
-            let mut order: Vec<usize> = (0..samples.ts.len()).collect();
-            order.sort_by_key(|&i| samples.ts[i]); // stable
-            samples.ts = order.iter().map(|&i| samples.ts[i]).collect();
-            samples.stack = order.iter().map(|&i| samples.stack[i]).collect();
-        }
-        reordered.sort_unstable();
-        let median_interval = median_gap(&samples.ts);
         CpuProfile {
             origin: self.origin,
             frames,
             stacks,
-            samples,
-            reordered,
-            median_interval,
+            node_stacks,
+            placement,
+            sample_count,
+            last_sample: bounds.map(|b| b.1),
+            mean_interval,
         }
     }
 
@@ -184,17 +168,6 @@ fn intern_stacks(
         .collect()
 }
 
-/// Median of the gaps between consecutive sample times (zero when fewer than 2 samples).
-fn median_gap(ts: &[Timestamp]) -> TimeDelta {
-    let mut gaps: Vec<i64> = ts.windows(2).map(|w| w[1].since(w[0]).as_nanos()).collect();
-    if gaps.is_empty() {
-        return TimeDelta::ZERO;
-    }
-    let mid = gaps.len() / 2;
-    let (_, m, _) = gaps.select_nth_unstable(mid);
-    TimeDelta::from_nanos(*m)
-}
-
 /// Where a profile comes from and how its `t0` was chosen.
 impl Origin {
     /// Origin for a `Profile` event: `t0` is `args.data.startTime` when it lies within one
@@ -257,12 +230,19 @@ mod tests {
     }
 
     fn chunk(nodes: Vec<Node>, samples: &[i64], deltas: &[i64]) -> ChunkData {
-        ChunkData {
+        ChunkData::from_arrays(
             nodes,
-            samples: samples.iter().map(|&s| NodeId(s)).collect(),
-            time_deltas: deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),
-            start_time: None,
-        }
+            samples.iter().map(|&s| NodeId(s)).collect(),
+            deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),
+        )
+    }
+
+    fn all(p: &CpuProfile) -> crate::profile::WindowSamples {
+        p.window(
+            Timestamp::from_nanos(i64::MIN),
+            Timestamp::from_nanos(i64::MAX),
+            None,
+        )
     }
 
     fn names(p: &CpuProfile, s: StackIndex) -> Vec<String> {
@@ -290,13 +270,15 @@ mod tests {
         let p = b.finish(&mut d);
         // t0 1000 µs; +10, +20, +30, +40 → 1010, 1030, 1060, 1100 µs.
         assert_eq!(
-            p.samples.ts,
+            all(&p).table.ts,
             [1010, 1030, 1060, 1100]
                 .map(Timestamp::from_micros)
                 .to_vec()
         );
-        assert_eq!(names(&p, p.samples.stack[1]), ["(root)", "mid", "leaf"]);
-        assert_eq!(p.median_interval, TimeDelta::from_micros(30));
+        assert_eq!(names(&p, all(&p).table.stack[1]), ["(root)", "mid", "leaf"]);
+        // (1100 − 1010) / 3 gaps = 30 µs.
+        assert_eq!(p.mean_interval, TimeDelta::from_micros(30));
+        assert_eq!(p.last_sample, Some(Timestamp::from_micros(1100)));
         assert_eq!(d.kinds(), 0);
     }
 
@@ -316,17 +298,17 @@ mod tests {
         // Times 100, 150, 120, 320: sorted 100(a), 120(a), 150(b), 320(b). A clamping
         // reader would put the third sample at 150 and the last at 350.
         assert_eq!(
-            p.samples.ts,
+            all(&p).table.ts,
             [100, 120, 150, 320].map(Timestamp::from_micros).to_vec()
         );
-        let leafs: Vec<_> = p
-            .samples
+        let leafs: Vec<_> = all(&p)
+            .table
             .stack
             .iter()
             .map(|&s| names(&p, s).pop().unwrap())
             .collect();
         assert_eq!(leafs, ["a", "a", "b", "b"]);
-        assert_eq!(p.reordered, vec![Timestamp::from_micros(120)]);
+        assert_eq!(all(&p).reordered, vec![Timestamp::from_micros(120)]);
     }
 
     #[test]
@@ -339,11 +321,12 @@ mod tests {
         ));
         let mut d = Diagnostics::default();
         let p = b.finish(&mut d);
-        assert_eq!(p.samples.ts, [10, 30].map(Timestamp::from_micros).to_vec());
         assert_eq!(
-            d.iter().collect::<Vec<_>>(),
-            [("samples naming unknown nodes (skipped)", 1)]
+            all(&p).table.ts,
+            [10, 30].map(Timestamp::from_micros).to_vec()
         );
+        assert_eq!(all(&p).unknown, 1);
+        assert_eq!(d.kinds(), 0);
     }
 
     #[test]
@@ -358,8 +341,8 @@ mod tests {
             &[1, 1],
         ));
         let p = b.finish(&mut Diagnostics::default());
-        assert_eq!(p.samples.stack[0], p.samples.stack[1]);
-        assert_eq!(names(&p, p.samples.stack[0]), ["(root)", "f"]);
+        assert_eq!(all(&p).table.stack[0], all(&p).table.stack[1]);
+        assert_eq!(names(&p, all(&p).table.stack[0]), ["(root)", "f"]);
     }
 
     #[test]
@@ -371,8 +354,8 @@ mod tests {
             &[1],
         ));
         let p = b.finish(&mut Diagnostics::default());
-        assert_eq!(p.samples.len(), 1);
-        assert!(names(&p, p.samples.stack[0]).len() <= 2);
+        assert_eq!(all(&p).table.len(), 1);
+        assert!(names(&p, all(&p).table.stack[0]).len() <= 2);
     }
 
     #[test]

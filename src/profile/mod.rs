@@ -9,12 +9,16 @@
 
 mod builder;
 pub mod index;
+pub mod samples;
 pub mod tables;
 
 use std::collections::{BTreeMap, HashMap};
 
+use rayon::prelude::*;
+
 pub use builder::ProfileBuilder;
 pub use index::{FrameIndex, StackIndex};
+pub use samples::{NodeStacks, Placement, WindowSamples};
 pub use tables::{FrameKind, FrameTable, SampleTable, StackTable};
 
 use crate::scan::records::{Pid, ProfileId, ThreadKey};
@@ -45,15 +49,26 @@ pub struct CpuProfile {
     pub frames: FrameTable,
     /// Stacks (frame, parent).
     pub stacks: StackTable,
-    /// Samples sorted by time.
-    pub samples: SampleTable,
-    /// Times of samples that came with a negative `timeDelta`, sorted.
-    pub reordered: Vec<Timestamp>,
-    /// Median gap between consecutive samples (zero with fewer than 2 samples).
-    pub median_interval: TimeDelta,
+    /// Node id → stack.
+    pub node_stacks: NodeStacks,
+    /// The chunks, placed in time; samples are read per window ([`CpuProfile::window`]).
+    pub placement: Placement,
+    /// Number of samples in the whole profile.
+    pub sample_count: u64,
+    /// Time of the profile's latest sample (`None` without samples).
+    pub last_sample: Option<Timestamp>,
+    /// Mean gap between samples over the whole profile, (last − first) / (count − 1), as
+    /// DevTools weighs the last sample; zero with fewer than 2 samples.
+    pub mean_interval: TimeDelta,
 }
 
 impl CpuProfile {
+    /// The samples of the chunks that meet `[start, end)` (every sample inside it is
+    /// there), sorted by time. `file` is the whole trace for chunks left in it.
+    pub fn window(&self, start: Timestamp, end: Timestamp, file: Option<&[u8]>) -> WindowSamples {
+        self.placement.window(start, end, file, &self.node_stacks)
+    }
+
     /// True when `source` says the profile is the Performance panel's own (`Internal`).
     pub fn is_internal(&self) -> bool {
         self.origin.source.as_deref() == Some("Internal")
@@ -96,8 +111,8 @@ impl ProfileSet {
     }
 }
 
-/// Builds every profile of a scanned trace. Consumes the chunks (their sample arrays are
-/// the bulk of the memory).
+/// Builds every profile of a scanned trace (nodes, stacks, frames, chunks placed in time;
+/// samples stay unread). Consumes the chunks.
 pub fn build(trace: &mut ScannedTrace, diagnostics: &mut Diagnostics) -> ProfileSet {
     let mut builders: BTreeMap<(Pid, ProfileId), ProfileBuilder> = BTreeMap::new();
     let mut profile_events = std::mem::take(&mut trace.profiles);
@@ -125,23 +140,22 @@ pub fn build(trace: &mut ScannedTrace, diagnostics: &mut Diagnostics) -> Profile
     for c in chunks {
         match builders.get_mut(&(c.pid, c.id)) {
             Some(b) => b.add_chunk(c.data),
-            None => orphan += c.data.samples.len().max(1) as u64,
+            None => orphan += c.data.samples.summary().count.max(1) as u64,
         }
     }
     diagnostics.add(
         "profile samples in chunks without a Profile event (unplaceable, ignored)",
         orphan,
     );
-    let mut profiles: Vec<CpuProfile> = builders
-        .into_values()
-        .map(|b| b.finish(diagnostics))
-        .collect();
+    let mut all: Vec<ProfileBuilder> = builders.into_values().collect();
     let mut cpu_profiles = std::mem::take(&mut trace.cpu_profiles);
     cpu_profiles.sort_by_key(|c| c.order);
     for c in cpu_profiles {
-        let total: TimeDelta = c.data.time_deltas.iter().copied().sum();
         // Chrome writes the event after the profile ends; without startTime, count back.
-        let t0 = c.data.start_time.unwrap_or(c.ts - total);
+        let t0 = c
+            .data
+            .start_time
+            .unwrap_or(c.ts - c.data.samples.summary().sum);
         let mut b = ProfileBuilder::new(Origin {
             thread: c.thread,
             id: ProfileId(format!("CpuProfile@{}", c.order)),
@@ -150,7 +164,19 @@ pub fn build(trace: &mut ScannedTrace, diagnostics: &mut Diagnostics) -> Profile
             source: None,
         });
         b.add_chunk(c.data);
-        profiles.push(b.finish(diagnostics));
+        all.push(b);
+    }
+    let built: Vec<(CpuProfile, Diagnostics)> = all
+        .into_par_iter()
+        .map(|b| {
+            let mut d = Diagnostics::default();
+            (b.finish(&mut d), d)
+        })
+        .collect();
+    let mut profiles = Vec::with_capacity(built.len());
+    for (p, d) in built {
+        diagnostics.merge(&d);
+        profiles.push(p);
     }
     profiles.sort_by(|a, b| {
         (a.origin.thread, a.origin.t0, &a.origin.id).cmp(&(

@@ -9,7 +9,7 @@ use simd_json::prelude::*;
 use super::args::{ArgsParser, field, int, micros_as_nanos, text};
 use super::event::{Phase, TraceEvent};
 use super::records::*;
-use super::{ScannedTrace, is_task_name};
+use super::{ScannedTrace, chunk, is_task_name};
 use crate::time::{TimeDelta, Timestamp};
 
 /// A frame commit without a parent frame (a main frame), resolved to a pid in `finish`.
@@ -23,6 +23,9 @@ struct MainFrameCommit {
 /// Collects the events that matter from a stream of [`TraceEvent`]s.
 #[derive(Default)]
 pub struct Collector {
+    /// Address of the first byte of the whole file, when the events are slices of it and
+    /// it stays available for reading sample arrays later.
+    file_base: Option<usize>,
     args: ArgsParser,
     t: ScannedTrace,
     main_frame_ids: BTreeSet<String>,
@@ -32,6 +35,15 @@ pub struct Collector {
 }
 
 impl Collector {
+    /// A collector for events that are slices of `file`, which stays available: sample
+    /// arrays are left in it ([`SampleArrays::InFile`]).
+    pub fn over_file(file: &[u8]) -> Self {
+        Collector {
+            file_base: Some(file.as_ptr() as usize),
+            ..Collector::default()
+        }
+    }
+
     /// Takes one event.
     pub fn event(&mut self, ev: &TraceEvent<'_>) {
         self.t.events += 1;
@@ -177,18 +189,7 @@ impl Collector {
     }
 
     fn chunk(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
-        let mut mismatched = false;
-        let data = self
-            .with_data(ev, |d| {
-                Some(chunk_data(d, field(d, "timeDeltas"), &mut mismatched))
-            })
-            .unwrap_or_default();
-        if mismatched {
-            self.t.diagnostics.add(
-                "chunks whose samples and timeDeltas differ in length (truncated to the shorter)",
-                1,
-            );
-        }
+        let data = self.sample_data(ev).unwrap_or_default();
         self.t.chunks.push(ProfileChunk {
             pid: thread.pid,
             id: Self::profile_id(ev, thread),
@@ -199,29 +200,100 @@ impl Collector {
     }
 
     fn cpu_profile(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
-        let mut mismatched = false;
-        let data = self.with_data(ev, |d| {
-            let cp = field(d, "cpuProfile")?;
-            Some(chunk_data(d, field(cp, "timeDeltas"), &mut mismatched))
-        });
-        if mismatched {
-            self.t.diagnostics.add(
-                "profiles whose samples and timeDeltas differ in length (truncated to the shorter)",
-                1,
-            );
-        }
-        match data {
-            Some(data) => self.t.cpu_profiles.push(CpuProfileEvent {
-                thread,
-                order: ev.offset,
-                ts: ts.unwrap_or_default(),
-                data,
-            }),
-            None => self
+        match self.sample_data(ev) {
+            Some(data) if data.start_time.is_some() || !data.nodes.is_empty() => {
+                self.t.cpu_profiles.push(CpuProfileEvent {
+                    thread,
+                    order: ev.offset,
+                    ts: ts.unwrap_or_default(),
+                    data,
+                })
+            }
+            _ => self
                 .t
                 .diagnostics
                 .add("CpuProfile events without a cpuProfile (ignored)", 1),
         }
+    }
+
+    /// Reads the nodes, start time and sample arrays of a `ProfileChunk` or `CpuProfile`.
+    /// With the whole file at hand (`file_base`), the arrays are summarised and left in
+    /// the file; otherwise they are read now.
+    fn sample_data(&mut self, ev: &TraceEvent<'_>) -> Option<ChunkData> {
+        let args = ev.args?;
+        let bad = |c: &mut Self| {
+            c.t.diagnostics
+                .add("events whose args are not valid JSON (skipped)", 1);
+            None
+        };
+        let Ok(layout) = chunk::layout(args) else {
+            return bad(self);
+        };
+        let mut out = ChunkData::default();
+        if let Some(r) = &layout.nodes {
+            match self.args.with(&args[r.clone()], |v| {
+                v.as_array()
+                    .map(|a| a.iter().filter_map(node).collect::<Vec<_>>())
+                    .unwrap_or_default()
+            }) {
+                Some(nodes) => out.nodes = nodes,
+                None => return bad(self),
+            }
+        }
+        out.start_time = layout
+            .start_time
+            .and_then(|r| super::json::micros_to_nanos(&args[r]))
+            .map(Timestamp::from_nanos);
+        let (Some(sr), Some(dr)) = (&layout.samples, &layout.deltas) else {
+            if layout.samples.is_some() {
+                self.t.diagnostics.add(
+                    "chunks whose samples and timeDeltas differ in length (truncated to the shorter)",
+                    1,
+                );
+            }
+            return Some(out);
+        };
+        let (ns, nd) = (
+            chunk::count_elements(args, sr),
+            chunk::count_elements(args, dr),
+        );
+        if ns != nd {
+            self.t.diagnostics.add(
+                "chunks whose samples and timeDeltas differ in length (truncated to the shorter)",
+                1,
+            );
+        }
+        let n = ns.min(nd);
+        out.samples = match self.file_base {
+            Some(base) => {
+                let Ok(summary) = chunk::summarize_deltas(args, dr, n) else {
+                    return bad(self);
+                };
+                let at = args.as_ptr() as usize - base;
+                SampleArrays::InFile {
+                    samples: at + sr.start..at + sr.end,
+                    deltas: at + dr.start..at + dr.end,
+                    summary,
+                }
+            }
+            None => {
+                let mut samples = Vec::with_capacity(n);
+                let mut deltas = Vec::with_capacity(n);
+                if chunk::read_samples(args, sr, n, &mut samples).is_err()
+                    || chunk::read_deltas(args, dr, n, &mut deltas).is_err()
+                {
+                    return bad(self);
+                }
+                let mut summary = chunk::DeltaSummary::default();
+                deltas.iter().for_each(|d| summary.push(*d));
+                SampleArrays::Read {
+                    samples,
+                    deltas,
+                    summary,
+                }
+            }
+        };
+        Some(out)
     }
 
     fn tracing_started_in_browser(&mut self, ev: &TraceEvent<'_>) {
@@ -289,42 +361,6 @@ impl Collector {
     }
 }
 
-/// Reads `cpuProfile` (nodes, samples, startTime) of `data`, with `deltas` (from
-/// `data.timeDeltas` in chunks, `cpuProfile.timeDeltas` in whole profiles).
-fn chunk_data(
-    data: &BorrowedValue<'_>,
-    deltas: Option<&BorrowedValue<'_>>,
-    mismatched: &mut bool,
-) -> ChunkData {
-    let mut out = ChunkData::default();
-    let Some(cp) = field(data, "cpuProfile") else {
-        return out;
-    };
-    if let Some(nodes) = field(cp, "nodes").and_then(|n| n.as_array()) {
-        out.nodes = nodes.iter().filter_map(node).collect();
-    }
-    let samples = field(cp, "samples").and_then(|s| s.as_array());
-    let deltas = deltas.and_then(|d| d.as_array());
-    if let (Some(samples), Some(deltas)) = (samples, deltas) {
-        *mismatched = samples.len() != deltas.len();
-        let n = samples.len().min(deltas.len());
-        out.samples.reserve(n);
-        out.time_deltas.reserve(n);
-        for (s, d) in samples.iter().zip(deltas.iter()) {
-            // A non-numeric sample id can name no node: -1 is counted as unknown later.
-            out.samples.push(NodeId(int(s).unwrap_or(-1)));
-            out.time_deltas
-                .push(TimeDelta::from_nanos(micros_as_nanos(d).unwrap_or(0)));
-        }
-    } else if samples.is_some_and(|s| !s.is_empty()) {
-        *mismatched = true;
-    }
-    out.start_time = field(cp, "startTime")
-        .and_then(micros_as_nanos)
-        .map(Timestamp::from_nanos);
-    out
-}
-
 fn node(v: &BorrowedValue<'_>) -> Option<Node> {
     let id = NodeId(int(field(v, "id")?)?);
     let cf = field(v, "callFrame");
@@ -390,9 +426,10 @@ mod tests {
         assert_eq!(t.profiles[0].source.as_deref(), Some("Internal"));
         let c = &t.chunks[0];
         assert_eq!((c.pid, &c.id.0[..]), (Pid(5), "0x1"));
-        assert_eq!(c.data.samples, vec![NodeId(2), NodeId(2), NodeId(1)]);
+        let (samples, deltas) = c.data.samples.read(None).unwrap();
+        assert_eq!(samples, vec![NodeId(2), NodeId(2), NodeId(1)]);
         assert_eq!(
-            c.data.time_deltas,
+            deltas,
             vec![
                 TimeDelta::from_micros(10),
                 TimeDelta::from_micros(-3),
@@ -416,11 +453,30 @@ mod tests {
     }
 
     #[test]
+    fn over_file_leaves_arrays_in_the_file() {
+        let file = br#"{"args":{"data":{"cpuProfile":{"samples":[7,8]},"timeDeltas":[10,-4]}},"id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":1}"#;
+        let mut c = Collector::over_file(file);
+        c.event(&TraceEvent::parse(file, 0, 0).unwrap().0);
+        let t = c.finish();
+        let arrays = &t.chunks[0].data.samples;
+        assert!(matches!(arrays, SampleArrays::InFile { .. }));
+        // Running sums 10, 6.
+        assert_eq!(arrays.summary().min_prefix, TimeDelta::from_micros(6));
+        assert_eq!(arrays.read(None), None);
+        let (s, d) = arrays.read(Some(file)).unwrap();
+        assert_eq!(s, vec![NodeId(7), NodeId(8)]);
+        assert_eq!(
+            d,
+            vec![TimeDelta::from_micros(10), TimeDelta::from_micros(-4)]
+        );
+    }
+
+    #[test]
     fn length_mismatch_truncates_and_counts() {
         let t = collect(&[
             r#"{"args":{"data":{"cpuProfile":{"samples":[1,2,3]},"timeDeltas":[5,6]}},"id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":1}"#,
         ]);
-        assert_eq!(t.chunks[0].data.samples.len(), 2);
+        assert_eq!(t.chunks[0].data.samples.summary().count, 2);
         assert_eq!(t.diagnostics.kinds(), 1);
     }
 
@@ -432,7 +488,7 @@ mod tests {
             r#"{"args":"__stripped__","id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":3}"#,
         ]);
         assert_eq!(t.chunks.len(), 3);
-        assert!(t.chunks.iter().all(|c| c.data.samples.is_empty()));
+        assert!(t.chunks.iter().all(|c| c.data.samples.summary().count == 0));
     }
 
     #[test]

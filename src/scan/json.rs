@@ -115,6 +115,127 @@ pub fn skip_value(b: &[u8], i: usize) -> Lexed<usize> {
     }
 }
 
+/// Walks the members of the object starting at `b[i]` (`{`), calling `f(key, value)` with
+/// the raw key content and the value's byte range; returns the offset past the `}`.
+/// Keys are compared raw (the keys taskchain looks for never contain escapes).
+pub fn members(
+    b: &[u8],
+    i: usize,
+    mut f: impl FnMut(&[u8], std::ops::Range<usize>),
+) -> Lexed<usize> {
+    if b.get(i) != Some(&b'{') {
+        return Err(LexError::Malformed {
+            offset: i,
+            expected: "an object",
+        });
+    }
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b'}') {
+        return Ok(j + 1);
+    }
+    loop {
+        match b.get(j) {
+            None => return Err(LexError::Incomplete),
+            Some(b'"') => {}
+            Some(_) => {
+                return Err(LexError::Malformed {
+                    offset: j,
+                    expected: "a key string",
+                });
+            }
+        }
+        let key_start = j + 1;
+        let key_end = string_end(b, key_start)?;
+        j = skip_ws(b, key_end + 1);
+        match b.get(j) {
+            None => return Err(LexError::Incomplete),
+            Some(b':') => {}
+            Some(_) => {
+                return Err(LexError::Malformed {
+                    offset: j,
+                    expected: "':' after a key",
+                });
+            }
+        }
+        let v = skip_ws(b, j + 1);
+        let end = skip_value(b, v)?;
+        f(&b[key_start..key_end], v..end);
+        j = skip_ws(b, end);
+        match b.get(j) {
+            None => return Err(LexError::Incomplete),
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b'}') => return Ok(j + 1),
+            Some(_) => {
+                return Err(LexError::Malformed {
+                    offset: j,
+                    expected: "',' or '}'",
+                });
+            }
+        }
+    }
+}
+
+/// Reads a JSON array of numbers starting at `b[i]` (`[`), calling `f` with each raw
+/// number token; returns the count. Whitespace is allowed anywhere between tokens.
+#[inline]
+pub fn number_array(b: &[u8], i: usize, mut f: impl FnMut(&[u8])) -> Lexed<usize> {
+    if b.get(i) != Some(&b'[') {
+        return Err(LexError::Malformed {
+            offset: i,
+            expected: "an array",
+        });
+    }
+    let mut j = skip_ws(b, i + 1);
+    let mut n = 0;
+    if b.get(j) == Some(&b']') {
+        return Ok(0);
+    }
+    loop {
+        let start = j;
+        while j < b.len() && matches!(b[j], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+            j += 1;
+        }
+        if j == start {
+            // Not a number (null, a string, ...): skip it and pass it on as it is.
+            j = skip_value(b, start)?;
+        }
+        f(&b[start..j]);
+        n += 1;
+        j = skip_ws(b, j);
+        match b.get(j) {
+            None => return Err(LexError::Incomplete),
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b']') => return Ok(n),
+            Some(_) => {
+                return Err(LexError::Malformed {
+                    offset: j,
+                    expected: "',' or ']' in a number array",
+                });
+            }
+        }
+    }
+}
+
+/// A raw integer token (`123`, `-5`); `None` for anything else (floats, text).
+#[inline]
+pub fn plain_int(tok: &[u8]) -> Option<i64> {
+    let (neg, digits) = match tok.first()? {
+        b'-' => (true, &tok[1..]),
+        _ => (false, tok),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + (c - b'0') as i64;
+    }
+    Some(if neg { -v } else { v })
+}
+
 /// The content of a raw string value (`"abc"` → `abc`), or `None` when `raw` is not a string.
 #[inline]
 pub fn string_content(raw: &[u8]) -> Option<&[u8]> {
@@ -311,6 +432,48 @@ mod tests {
                 expected: "a JSON value"
             })
         );
+    }
+
+    #[test]
+    fn members_give_raw_keys_and_value_ranges() {
+        let b = br#"{ "a" : [1,{"x":"}"}] , "b":"s","c":{} }"#;
+        let mut got = vec![];
+        let end = members(b, 0, |k, r| got.push((k.to_vec(), b[r].to_vec()))).unwrap();
+        assert_eq!(end, b.len());
+        assert_eq!(
+            got,
+            [
+                (b"a".to_vec(), br#"[1,{"x":"}"}]"#.to_vec()),
+                (b"b".to_vec(), br#""s""#.to_vec()),
+                (b"c".to_vec(), b"{}".to_vec()),
+            ]
+        );
+        assert_eq!(members(b"{}", 0, |_, _| ()), Ok(2));
+        assert_eq!(
+            members(br#"{"a":1"#, 0, |_, _| ()),
+            Err(LexError::Incomplete)
+        );
+    }
+
+    #[test]
+    fn number_arrays_with_whitespace_floats_and_junk() {
+        let mut toks = vec![];
+        let n = number_array(b"[ 1, -20 ,3.5e1,null ]", 0, |t| toks.push(t.to_vec())).unwrap();
+        assert_eq!(n, 4);
+        assert_eq!(
+            toks,
+            [
+                b"1".to_vec(),
+                b"-20".to_vec(),
+                b"3.5e1".to_vec(),
+                b"null".to_vec()
+            ]
+        );
+        assert_eq!(number_array(b"[]", 0, |_| ()), Ok(0));
+        assert_eq!(number_array(b"[1,2", 0, |_| ()), Err(LexError::Incomplete));
+        assert_eq!(plain_int(b"-975"), Some(-975));
+        assert_eq!(plain_int(b"3.5"), None);
+        assert_eq!(plain_int(b"1234567890123456789"), None);
     }
 
     #[test]

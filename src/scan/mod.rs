@@ -8,6 +8,7 @@
 //! value. An array cut off without `]` keeps every complete event and is marked truncated.
 
 pub mod args;
+pub mod chunk;
 mod collect;
 pub mod event;
 pub mod json;
@@ -115,6 +116,19 @@ pub struct ScannedTrace {
 }
 
 impl ScannedTrace {
+    /// Threads that own a profile (`Profile` or `CpuProfile` event), sorted.
+    pub fn profile_threads(&self) -> Vec<ThreadKey> {
+        let mut t: Vec<ThreadKey> = self
+            .profiles
+            .iter()
+            .map(|p| p.thread)
+            .chain(self.cpu_profiles.iter().map(|c| c.thread))
+            .collect();
+        t.sort();
+        t.dedup();
+        t
+    }
+
     /// True when the file ends inside the event array (or breaks off in junk).
     pub fn truncated(&self) -> bool {
         matches!(
@@ -205,9 +219,14 @@ pub fn for_each_event<'a>(
 }
 
 /// Scans a whole trace held in memory: events start at `b[start]` (see
-/// [`crate::input::envelope`]). Errors when not one event could be read.
-pub fn scan(b: &[u8], start: usize) -> Result<ScannedTrace, ScanError> {
-    let mut c = Collector::default();
+/// [`crate::input::envelope`]). With `keep_in_file`, sample arrays are left in `b` to be
+/// read later (the caller keeps `b`). Errors when not one event could be read.
+pub fn scan(b: &[u8], start: usize, keep_in_file: bool) -> Result<ScannedTrace, ScanError> {
+    let mut c = if keep_in_file {
+        Collector::over_file(b)
+    } else {
+        Collector::default()
+    };
     let (mut end, odd) = for_each_event(b, start, |ev| c.event(&ev))?;
     if let ArrayEnd::Broken { offset, .. } = end
         && b[offset as usize..]
@@ -244,7 +263,7 @@ mod tests {
     fn scan_str(s: &str) -> Result<ScannedTrace, ScanError> {
         let b = s.as_bytes();
         match crate::input::envelope::detect(b).unwrap() {
-            crate::input::envelope::Envelope::Events { start, .. } => scan(b, start),
+            crate::input::envelope::Envelope::Events { start, .. } => scan(b, start, true),
             other => panic!("{other:?}"),
         }
     }

@@ -4,6 +4,9 @@
 //! file, which orders events as the file does, also when ranges are scanned in parallel.
 
 use std::fmt;
+use std::ops::Range;
+
+use super::chunk::{DeltaSummary, read_deltas, read_samples};
 
 use crate::time::{TimeDelta, Timestamp};
 
@@ -117,18 +120,103 @@ pub struct ProfileEvent {
     pub order: u64,
 }
 
-/// The samples part of a `ProfileChunk` or `CpuProfile`: `samples` (node ids of the top
-/// frame) paired with `timeDeltas` (µs in the file, signed), plus the nodes new in it.
+/// The samples part of a `ProfileChunk` or `CpuProfile`: the nodes new in it, and its
+/// `samples` (node ids of the top frame) paired with `timeDeltas` (µs in the file, signed).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChunkData {
     /// Nodes defined here (incremental in chunks, all of them in a `CpuProfile`).
     pub nodes: Vec<Node>,
-    /// `samples`.
-    pub samples: Vec<NodeId>,
-    /// `timeDeltas`, same length as `samples` (truncated to the shorter when they differ).
-    pub time_deltas: Vec<TimeDelta>,
-    /// `cpuProfile.startTime` when the chunk carries a whole CDP profile.
+    /// The sample arrays, read or still in the file.
+    pub samples: SampleArrays,
+    /// `cpuProfile.startTime` when the event carries a whole CDP profile.
     pub start_time: Option<Timestamp>,
+}
+
+impl ChunkData {
+    /// A chunk with its arrays already read (tests, stream inputs). Pairs beyond the
+    /// shorter array are dropped.
+    pub fn from_arrays(nodes: Vec<Node>, samples: Vec<NodeId>, deltas: Vec<TimeDelta>) -> Self {
+        let n = samples.len().min(deltas.len());
+        let mut summary = DeltaSummary::default();
+        for d in &deltas[..n] {
+            summary.push(*d);
+        }
+        ChunkData {
+            nodes,
+            samples: SampleArrays::Read {
+                samples: samples[..n].to_vec(),
+                deltas: deltas[..n].to_vec(),
+                summary,
+            },
+            start_time: None,
+        }
+    }
+}
+
+/// `samples` and `timeDeltas` of one chunk, equal in length (the longer one is cut).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SampleArrays {
+    /// Still in the file: byte ranges of the two JSON arrays in the whole (mapped) file,
+    /// read only when the chunk's time span meets a long task.
+    InFile {
+        /// Range of the `samples` array.
+        samples: Range<usize>,
+        /// Range of the `timeDeltas` array.
+        deltas: Range<usize>,
+        /// Deltas summary (its `count` is the number of pairs).
+        summary: DeltaSummary,
+    },
+    /// Already read (inputs that cannot be read twice, such as a gzip stream).
+    Read {
+        /// Node ids.
+        samples: Vec<NodeId>,
+        /// Deltas.
+        deltas: Vec<TimeDelta>,
+        /// Deltas summary.
+        summary: DeltaSummary,
+    },
+}
+
+impl Default for SampleArrays {
+    fn default() -> Self {
+        SampleArrays::Read {
+            samples: Vec::new(),
+            deltas: Vec::new(),
+            summary: DeltaSummary::default(),
+        }
+    }
+}
+
+impl SampleArrays {
+    /// The deltas summary.
+    pub fn summary(&self) -> DeltaSummary {
+        match self {
+            SampleArrays::InFile { summary, .. } | SampleArrays::Read { summary, .. } => *summary,
+        }
+    }
+
+    /// The pairs, reading them from `file` (the whole trace) when still there. `None`
+    /// when they are in a file that is not given or their bytes are not number arrays.
+    pub fn read(&self, file: Option<&[u8]>) -> Option<(Vec<NodeId>, Vec<TimeDelta>)> {
+        match self {
+            SampleArrays::Read {
+                samples, deltas, ..
+            } => Some((samples.clone(), deltas.clone())),
+            SampleArrays::InFile {
+                samples,
+                deltas,
+                summary,
+            } => {
+                let b = file?;
+                let n = summary.count as usize;
+                let mut ids = Vec::with_capacity(n);
+                let mut ds = Vec::with_capacity(n);
+                read_samples(b, samples, n, &mut ids).ok()?;
+                read_deltas(b, deltas, n, &mut ds).ok()?;
+                (ids.len() == n && ds.len() == n).then_some((ids, ds))
+            }
+        }
+    }
 }
 
 /// A `ProfileChunk` event (`ph` P) of profile (pid, `id`). Its `tid` is usually the

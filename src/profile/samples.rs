@@ -1,0 +1,253 @@
+//! A profile's samples, placed in time chunk by chunk and read one window at a time.
+//!
+//! Each chunk's place comes from its deltas summary alone: its base is `t0` plus the sums
+//! of the chunks before it, its span is base + its lowest and highest running sum (samples
+//! may be out of order, so first and last are not the bounds). A window's samples are read
+//! from the chunks whose span meets it — every sample inside the window is in one of them
+//! — so memory holds one window's samples at a time, never the whole profile.
+
+use std::collections::HashMap;
+
+use super::index::StackIndex;
+use super::tables::SampleTable;
+use crate::scan::records::{NodeId, SampleArrays};
+use crate::time::{TimeDelta, Timestamp};
+
+/// Node id → stack: a dense table when ids are small (Chrome numbers nodes 1, 2, 3, …),
+/// a hash map otherwise.
+#[derive(Debug)]
+pub enum NodeStacks {
+    /// `dense[id]`, `None` for ids no node has.
+    Dense(Vec<Option<StackIndex>>),
+    /// Sparse or large ids.
+    Sparse(HashMap<NodeId, StackIndex>),
+}
+
+impl NodeStacks {
+    /// The map for (id, stack) pairs.
+    pub fn new(pairs: impl Iterator<Item = (NodeId, StackIndex)> + Clone) -> NodeStacks {
+        let (n, max) = pairs
+            .clone()
+            .fold((0usize, -1i64), |(n, m), (id, _)| (n + 1, m.max(id.0)));
+        let all_small = pairs.clone().all(|(id, _)| id.0 >= 0);
+        if all_small && max < (4 * n as i64).max(1 << 16) {
+            let mut dense = vec![None; (max + 1) as usize];
+            for (id, s) in pairs {
+                dense[id.0 as usize] = Some(s);
+            }
+            NodeStacks::Dense(dense)
+        } else {
+            NodeStacks::Sparse(pairs.collect())
+        }
+    }
+
+    /// The stack of node `id`.
+    #[inline]
+    pub fn get(&self, id: NodeId) -> Option<StackIndex> {
+        match self {
+            NodeStacks::Dense(d) => usize::try_from(id.0)
+                .ok()
+                .and_then(|i| d.get(i).copied().flatten()),
+            NodeStacks::Sparse(m) => m.get(&id).copied(),
+        }
+    }
+}
+
+/// One chunk's sample arrays and its place in time.
+#[derive(Debug)]
+pub struct PlacedChunk {
+    /// Time before its first delta.
+    pub base: Timestamp,
+    /// Earliest sample time.
+    pub lo: Timestamp,
+    /// Latest sample time.
+    pub hi: Timestamp,
+    /// Global index of its first sample in the profile (for a stable order).
+    pub first: u64,
+    /// The arrays (in the file, or read).
+    pub arrays: SampleArrays,
+}
+
+/// The samples of the chunks that meet one window, sorted by time (ties in profile order).
+#[derive(Debug, Default)]
+pub struct WindowSamples {
+    /// Times and stacks.
+    pub table: SampleTable,
+    /// Times of samples that came with a negative delta, sorted.
+    pub reordered: Vec<Timestamp>,
+    /// Samples naming no node (left out).
+    pub unknown: u64,
+    /// Chunks whose arrays could not be read.
+    pub unreadable: u64,
+}
+
+/// All chunks of a profile, placed.
+#[derive(Debug, Default)]
+pub struct Placement {
+    /// Chunks with samples, in profile order.
+    pub chunks: Vec<PlacedChunk>,
+    /// Chunk indices sorted by `lo`.
+    by_lo: Vec<u32>,
+    /// Longest `hi − lo` of a chunk.
+    widest: TimeDelta,
+}
+
+impl Placement {
+    /// Places `arrays` (chunks in profile order) from `t0`.
+    pub fn new(t0: Timestamp, arrays: Vec<SampleArrays>) -> Placement {
+        let mut base = t0;
+        let mut first = 0u64;
+        let mut chunks = Vec::with_capacity(arrays.len());
+        for a in arrays {
+            let s = a.summary();
+            if s.count > 0 {
+                chunks.push(PlacedChunk {
+                    base,
+                    lo: base + s.min_prefix,
+                    hi: base + s.max_prefix,
+                    first,
+                    arrays: a,
+                });
+            }
+            first += s.count as u64;
+            base = base + s.sum;
+        }
+        let mut by_lo: Vec<u32> = (0..chunks.len() as u32).collect();
+        by_lo.sort_by_key(|&i| (chunks[i as usize].lo, i));
+        let widest = chunks
+            .iter()
+            .map(|c| c.hi.since(c.lo))
+            .max()
+            .unwrap_or_default();
+        Placement {
+            chunks,
+            by_lo,
+            widest,
+        }
+    }
+
+    /// Number of samples in all chunks.
+    pub fn sample_count(&self) -> u64 {
+        self.chunks
+            .last()
+            .map_or(0, |c| c.first + c.arrays.summary().count as u64)
+    }
+
+    /// (earliest, latest) sample time.
+    pub fn bounds(&self) -> Option<(Timestamp, Timestamp)> {
+        let lo = self.chunks.iter().map(|c| c.lo).min()?;
+        let hi = self.chunks.iter().map(|c| c.hi).max()?;
+        Some((lo, hi))
+    }
+
+    /// Indices of the chunks whose span meets `[start, end)`, in profile order.
+    pub fn meeting(&self, start: Timestamp, end: Timestamp) -> Vec<usize> {
+        let from = self
+            .by_lo
+            .partition_point(|&i| self.chunks[i as usize].lo < start - self.widest);
+        let mut out: Vec<usize> = self.by_lo[from..]
+            .iter()
+            .map(|&i| i as usize)
+            .take_while(|&i| self.chunks[i].lo < end)
+            .filter(|&i| self.chunks[i].hi >= start)
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
+    /// The samples of the chunks that meet `[start, end)`, read from `file` where needed.
+    pub fn window(
+        &self,
+        start: Timestamp,
+        end: Timestamp,
+        file: Option<&[u8]>,
+        stacks: &NodeStacks,
+    ) -> WindowSamples {
+        let mut out = WindowSamples::default();
+        let mut rows: Vec<(Timestamp, u64, StackIndex)> = Vec::new();
+        for i in self.meeting(start, end) {
+            let c = &self.chunks[i];
+            let Some((ids, deltas)) = c.arrays.read(file) else {
+                out.unreadable += 1;
+                continue;
+            };
+            let mut t = c.base;
+            for (k, (id, d)) in ids.iter().zip(&deltas).enumerate() {
+                t = t + *d;
+                if d.is_negative() {
+                    out.reordered.push(t);
+                }
+                match stacks.get(*id) {
+                    Some(s) => rows.push((t, c.first + k as u64, s)),
+                    None => out.unknown += 1,
+                }
+            }
+        }
+        // Chunks come in profile order and samples are mostly in order: the stable sort
+        // finds the runs and merges them.
+        rows.sort_by_key(|r| (r.0, r.1));
+        out.reordered.sort_unstable();
+        out.table = SampleTable {
+            ts: rows.iter().map(|r| r.0).collect(),
+            stack: rows.iter().map(|r| r.2).collect(),
+        };
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::records::ChunkData;
+
+    fn arrays(deltas: &[i64]) -> SampleArrays {
+        ChunkData::from_arrays(
+            vec![],
+            deltas.iter().map(|_| NodeId(1)).collect(),
+            deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),
+        )
+        .samples
+    }
+
+    #[test]
+    fn chunks_are_placed_from_running_sums() {
+        // t0 100; chunk A deltas 10, -4, 20 → 110, 106, 126; an empty chunk; chunk B 5 → 131.
+        let p = Placement::new(
+            Timestamp::from_micros(100),
+            vec![arrays(&[10, -4, 20]), arrays(&[]), arrays(&[5])],
+        );
+        let us = |t: Timestamp| t.as_nanos() / 1000;
+        let spans: Vec<_> = p
+            .chunks
+            .iter()
+            .map(|c| (us(c.base), us(c.lo), us(c.hi), c.first))
+            .collect();
+        assert_eq!(spans, [(100, 106, 126, 0), (126, 131, 131, 3)]);
+        assert_eq!(p.sample_count(), 4);
+        // [127, 200) meets only B; [100, 106) meets none (A starts at 106); [106, 107) A.
+        let t = Timestamp::from_micros;
+        assert_eq!(p.meeting(t(127), t(200)), [1]);
+        assert_eq!(p.meeting(t(100), t(106)), Vec::<usize>::new());
+        assert_eq!(p.meeting(t(106), t(107)), [0]);
+        let stacks = NodeStacks::new([(NodeId(1), StackIndex::new(0))].into_iter());
+        let w = p.window(t(0), t(1000), None, &stacks);
+        assert_eq!(
+            w.table.ts.iter().map(|&x| us(x)).collect::<Vec<_>>(),
+            [106, 110, 126, 131]
+        );
+        assert_eq!(w.reordered, [t(106)]);
+    }
+
+    #[test]
+    fn node_stacks_dense_and_sparse() {
+        let s = StackIndex::new(3);
+        let dense = NodeStacks::new([(NodeId(1), s), (NodeId(7), s)].into_iter());
+        assert!(matches!(dense, NodeStacks::Dense(_)));
+        assert_eq!(dense.get(NodeId(7)), Some(s));
+        assert_eq!(dense.get(NodeId(2)), None);
+        assert_eq!(dense.get(NodeId(-1)), None);
+        let sparse = NodeStacks::new([(NodeId(1 << 40), s)].into_iter());
+        assert!(matches!(sparse, NodeStacks::Sparse(_)));
+        assert_eq!(sparse.get(NodeId(1 << 40)), Some(s));
+    }
+}

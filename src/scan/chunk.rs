@@ -1,0 +1,218 @@
+//! `ProfileChunk` and `CpuProfile` args, read by hand: they are most of a trace's bytes.
+//!
+//! Shape (V8 `profile-generator.cc`, FORMAT-NOTES §2.5): `{"data": {"cpuProfile": {"nodes":
+//! [...], "samples": [...], "startTime"?}, "timeDeltas": [...], "lines"?, ...}}`; in a
+//! `CpuProfile` event `timeDeltas` sits inside `cpuProfile`. Only the byte ranges of
+//! `nodes`, `samples` and `timeDeltas` are found here (skipping `lines`, `columns`,
+//! `trace_ids` with memchr); `nodes` is small and parsed by the caller, the two number
+//! arrays are read by [`read_samples`] and [`read_deltas`] — during the scan only the
+//! deltas' [`DeltaSummary`], the samples themselves later and only for chunks whose time
+//! span meets a long task.
+
+use std::ops::Range;
+
+use super::json::{Lexed, members, micros_to_nanos, number_array, plain_int};
+use super::records::NodeId;
+use crate::time::TimeDelta;
+
+/// Where the parts of a chunk's `args` are (byte ranges in the slice given to [`layout`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChunkLayout {
+    /// `cpuProfile.nodes`.
+    pub nodes: Option<Range<usize>>,
+    /// `cpuProfile.samples`.
+    pub samples: Option<Range<usize>>,
+    /// `timeDeltas` (beside `cpuProfile`, or inside it for `CpuProfile` events).
+    pub deltas: Option<Range<usize>>,
+    /// `cpuProfile.startTime` (raw number, µs).
+    pub start_time: Option<Range<usize>>,
+    /// `args.data` is missing or not an object (`args: {}`, `"__stripped__"`).
+    pub no_data: bool,
+}
+
+/// Finds the parts of `args`. Errors only for bytes that are not JSON.
+pub fn layout(args: &[u8]) -> Lexed<ChunkLayout> {
+    let mut out = ChunkLayout::default();
+    let mut data = None;
+    if args.first() == Some(&b'{') {
+        members(args, 0, |k, r| {
+            if k == b"data" {
+                data = Some(r)
+            }
+        })?;
+    }
+    let Some(data) = data.filter(|r| args[r.start] == b'{') else {
+        out.no_data = true;
+        return Ok(out);
+    };
+    let mut cp = None;
+    let mut outer_deltas = None;
+    members(args, data.start, |k, r| match k {
+        b"cpuProfile" => cp = Some(r),
+        b"timeDeltas" => outer_deltas = Some(r),
+        _ => {}
+    })?;
+    let mut inner_deltas = None;
+    if let Some(cp) = cp.filter(|r| args[r.start] == b'{') {
+        members(args, cp.start, |k, r| match k {
+            b"nodes" => out.nodes = Some(r),
+            b"samples" => out.samples = Some(r),
+            b"timeDeltas" => inner_deltas = Some(r),
+            b"startTime" => out.start_time = Some(r),
+            _ => {}
+        })?;
+    }
+    out.deltas = outer_deltas.or(inner_deltas);
+    Ok(out)
+}
+
+/// What the scan keeps of a chunk's `timeDeltas` (first `count` of them), enough to place
+/// the chunk in time without its samples: the sum, and the lowest and highest running sum
+/// (samples may be out of order, so the chunk's first and last samples are not its bounds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeltaSummary {
+    /// Number of (sample, delta) pairs.
+    pub count: u32,
+    /// Sum of the deltas.
+    pub sum: TimeDelta,
+    /// Lowest running sum after each delta (the earliest sample, relative to the chunk's base).
+    pub min_prefix: TimeDelta,
+    /// Highest running sum (the latest sample).
+    pub max_prefix: TimeDelta,
+    /// Number of negative deltas.
+    pub negatives: u32,
+}
+
+impl DeltaSummary {
+    /// Adds the next delta.
+    #[inline]
+    pub fn push(&mut self, d: TimeDelta) {
+        self.sum = self.sum + d;
+        if self.count == 0 {
+            self.min_prefix = self.sum;
+            self.max_prefix = self.sum;
+        } else {
+            self.min_prefix = self.min_prefix.min(self.sum);
+            self.max_prefix = self.max_prefix.max(self.sum);
+        }
+        self.count += 1;
+        self.negatives += d.is_negative() as u32;
+    }
+}
+
+/// One `timeDeltas` token (µs) as a delta; non-numbers count as 0.
+#[inline]
+fn delta(tok: &[u8]) -> TimeDelta {
+    match plain_int(tok) {
+        Some(us) => TimeDelta::from_micros(us),
+        None => TimeDelta::from_nanos(micros_to_nanos(tok).unwrap_or(0)),
+    }
+}
+
+/// Number of elements of the array at `b[r]` (a number array has no commas inside tokens).
+pub fn count_elements(b: &[u8], r: &Range<usize>) -> usize {
+    let inner = &b[r.start + 1..r.end - 1];
+    if inner.iter().all(|c| super::json::is_ws(*c)) {
+        0
+    } else {
+        memchr::memchr_iter(b',', inner).count() + 1
+    }
+}
+
+/// Summarises the first `limit` deltas of the array at `b[r]`.
+pub fn summarize_deltas(b: &[u8], r: &Range<usize>, limit: usize) -> Lexed<DeltaSummary> {
+    let mut s = DeltaSummary::default();
+    let mut n = 0;
+    number_array(&b[..r.end], r.start, |tok| {
+        if n < limit {
+            s.push(delta(tok));
+        }
+        n += 1;
+    })?;
+    Ok(s)
+}
+
+/// The first `limit` deltas of the array at `b[r]`.
+pub fn read_deltas(
+    b: &[u8],
+    r: &Range<usize>,
+    limit: usize,
+    out: &mut Vec<TimeDelta>,
+) -> Lexed<()> {
+    let start = out.len();
+    number_array(&b[..r.end], r.start, |tok| {
+        if out.len() - start < limit {
+            out.push(delta(tok));
+        }
+    })?;
+    Ok(())
+}
+
+/// The first `limit` sample node ids of the array at `b[r]` (non-integers become -1, an
+/// id no node has).
+pub fn read_samples(b: &[u8], r: &Range<usize>, limit: usize, out: &mut Vec<NodeId>) -> Lexed<()> {
+    let start = out.len();
+    number_array(&b[..r.end], r.start, |tok| {
+        if out.len() - start < limit {
+            out.push(NodeId(plain_int(tok).unwrap_or(-1)));
+        }
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_of_chunk_and_legacy_profile() {
+        let a = br#"{"data":{"lines":[1,2],"cpuProfile":{"nodes":[{"id":1}],"samples":[1, 1]},"timeDeltas":[5,-2]}}"#;
+        let l = layout(a).unwrap();
+        assert_eq!(&a[l.nodes.unwrap()], br#"[{"id":1}]"#);
+        assert_eq!(&a[l.samples.clone().unwrap()], b"[1, 1]");
+        assert_eq!(&a[l.deltas.clone().unwrap()], b"[5,-2]");
+        assert_eq!(count_elements(a, &l.samples.unwrap()), 2);
+        let s = summarize_deltas(a, &l.deltas.unwrap(), 2).unwrap();
+        // Running sums 5, 3: min 3, max 5.
+        assert_eq!(
+            s,
+            DeltaSummary {
+                count: 2,
+                sum: TimeDelta::from_micros(3),
+                min_prefix: TimeDelta::from_micros(3),
+                max_prefix: TimeDelta::from_micros(5),
+                negatives: 1
+            }
+        );
+        let legacy = br#"{"data":{"cpuProfile":{"startTime":10,"samples":[],"timeDeltas":[]}}}"#;
+        let l = layout(legacy).unwrap();
+        assert_eq!(&legacy[l.start_time.unwrap()], b"10");
+        assert_eq!(count_elements(legacy, &l.samples.unwrap()), 0);
+        assert!(l.deltas.is_some());
+    }
+
+    #[test]
+    fn odd_args_have_no_data() {
+        for a in [
+            &b"{}"[..],
+            b"\"__stripped__\"",
+            br#"{"data":{"endTime":5}}"#,
+        ] {
+            let l = layout(a).unwrap();
+            assert_eq!((l.samples, l.deltas), (None, None));
+        }
+        assert!(layout(b"{}").unwrap().no_data);
+    }
+
+    #[test]
+    fn reads_respect_the_limit() {
+        let b = b"[1,2,3.5]";
+        let mut ids = vec![];
+        read_samples(b, &(0..b.len()), 2, &mut ids).unwrap();
+        assert_eq!(ids, [NodeId(1), NodeId(2)]);
+        let mut ds = vec![];
+        read_deltas(b, &(0..b.len()), 9, &mut ds).unwrap();
+        assert_eq!(ds[2], TimeDelta::from_nanos(3500));
+        assert_eq!(summarize_deltas(b, &(0..b.len()), 1).unwrap().count, 1);
+    }
+}
