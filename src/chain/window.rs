@@ -94,26 +94,27 @@ impl<'p> Weighted<'p> {
     /// SPEC §1 step 3: the largest group of candidates with the same stack; ties go to the
     /// group whose first sample is earliest.
     pub fn largest_stack(&self) -> Option<Pick> {
-        // (stack, count, first position, time); few distinct stacks per task.
-        let mut groups: std::collections::HashMap<StackIndex, (usize, usize, TimeDelta)> =
-            std::collections::HashMap::new();
+        // Per stack: (count, first position, time), indexed densely by stack.
+        let mut groups: Vec<(usize, usize, TimeDelta)> =
+            vec![(0, usize::MAX, TimeDelta::ZERO); self.profile.stacks.len()];
         for k in 0..self.len() {
-            let g = groups
-                .entry(self.stack(k))
-                .or_insert((0, k, TimeDelta::ZERO));
+            let g = &mut groups[self.stack(k).index()];
+            if g.0 == 0 {
+                g.1 = k;
+            }
             g.0 += 1;
             g.2 = g.2 + self.weights[k];
         }
-        groups
-            .into_iter()
-            .max_by(|a, b| {
-                (a.1.0, std::cmp::Reverse(a.1.1)).cmp(&(b.1.0, std::cmp::Reverse(b.1.1)))
-            })
-            .map(|(stack, (samples, _, time))| Pick {
-                stack,
-                samples,
-                time,
-            })
+        let (stack, &(samples, _, time)) = groups
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.0 > 0)
+            .max_by_key(|(_, g)| (g.0, std::cmp::Reverse(g.1)))?;
+        Some(Pick {
+            stack: StackIndex::new(stack),
+            samples,
+            time,
+        })
     }
 
     /// The longest stretch of the window without a sample: from the window start to the

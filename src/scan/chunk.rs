@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use super::json::{Lexed, members, micros_to_nanos, number_array, plain_int};
+use super::json::{Lexed, Numbers, Token, members, micros_to_nanos};
 use super::records::NodeId;
 use crate::time::TimeDelta;
 
@@ -100,12 +100,13 @@ impl DeltaSummary {
     }
 }
 
-/// One `timeDeltas` token (µs) as a delta; non-numbers count as 0.
-#[inline]
-fn delta(tok: &[u8]) -> TimeDelta {
-    match plain_int(tok) {
-        Some(us) => TimeDelta::from_micros(us),
-        None => TimeDelta::from_nanos(micros_to_nanos(tok).unwrap_or(0)),
+/// A `timeDeltas` element in ns (the file has µs); non-numbers count as 0.
+#[inline(always)]
+fn delta_ns(t: Token<'_>) -> i64 {
+    match t {
+        // |µs| < 10^18 (18 digits): ×1000 can overflow only for absurd values; wrap, never panic.
+        Token::Int(us) => us.wrapping_mul(1000),
+        Token::Other(tok) => micros_to_nanos(tok).unwrap_or(0),
     }
 }
 
@@ -121,15 +122,26 @@ pub fn count_elements(b: &[u8], r: &Range<usize>) -> usize {
 
 /// Summarises the first `limit` deltas of the array at `b[r]`.
 pub fn summarize_deltas(b: &[u8], r: &Range<usize>, limit: usize) -> Lexed<DeltaSummary> {
-    let mut s = DeltaSummary::default();
-    let mut n = 0;
-    number_array(&b[..r.end], r.start, |tok| {
-        if n < limit {
-            s.push(delta(tok));
-        }
-        n += 1;
-    })?;
-    Ok(s)
+    let (mut sum, mut lo, mut hi, mut negatives) = (0i64, i64::MAX, i64::MIN, 0u32);
+    let mut count = 0u32;
+    let mut it = Numbers::new(&b[..r.end], r.start);
+    for t in it.by_ref().take(limit) {
+        let d = delta_ns(t);
+        sum = sum.wrapping_add(d);
+        lo = lo.min(sum);
+        hi = hi.max(sum);
+        negatives += (d < 0) as u32;
+        count += 1;
+    }
+    it.by_ref().for_each(drop);
+    it.finish()?;
+    Ok(DeltaSummary {
+        count,
+        sum: TimeDelta::from_nanos(sum),
+        min_prefix: TimeDelta::from_nanos(if count > 0 { lo } else { 0 }),
+        max_prefix: TimeDelta::from_nanos(if count > 0 { hi } else { 0 }),
+        negatives,
+    })
 }
 
 /// The first `limit` deltas of the array at `b[r]`.
@@ -139,25 +151,28 @@ pub fn read_deltas(
     limit: usize,
     out: &mut Vec<TimeDelta>,
 ) -> Lexed<()> {
-    let start = out.len();
-    number_array(&b[..r.end], r.start, |tok| {
-        if out.len() - start < limit {
-            out.push(delta(tok));
-        }
-    })?;
-    Ok(())
+    let mut it = Numbers::new(&b[..r.end], r.start);
+    out.extend(
+        it.by_ref()
+            .take(limit)
+            .map(|t| TimeDelta::from_nanos(delta_ns(t))),
+    );
+    it.by_ref().for_each(drop);
+    it.finish().map(drop)
 }
 
 /// The first `limit` sample node ids of the array at `b[r]` (non-integers become -1, an
 /// id no node has).
 pub fn read_samples(b: &[u8], r: &Range<usize>, limit: usize, out: &mut Vec<NodeId>) -> Lexed<()> {
-    let start = out.len();
-    number_array(&b[..r.end], r.start, |tok| {
-        if out.len() - start < limit {
-            out.push(NodeId(plain_int(tok).unwrap_or(-1)));
-        }
-    })?;
-    Ok(())
+    let mut it = Numbers::new(&b[..r.end], r.start);
+    out.extend(it.by_ref().take(limit).map(|t| {
+        NodeId(match t {
+            Token::Int(id) => id,
+            Token::Other(_) => -1,
+        })
+    }));
+    it.by_ref().for_each(drop);
+    it.finish().map(drop)
 }
 
 #[cfg(test)]

@@ -12,6 +12,21 @@ use super::records::*;
 use super::{ScannedTrace, chunk, is_task_name};
 use crate::time::{TimeDelta, Timestamp};
 
+/// Combines two optional values with `f` (either alone when the other is missing).
+fn combine<T: Copy>(a: Option<T>, b: Option<T>, f: impl Fn(T, T) -> T) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(f(a, b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn thread_of(ev: &TraceEvent<'_>) -> ThreadKey {
+    ThreadKey {
+        pid: Pid(ev.pid()),
+        tid: Tid(ev.tid()),
+    }
+}
+
 /// A frame commit without a parent frame (a main frame), resolved to a pid in `finish`.
 #[derive(Debug)]
 struct MainFrameCommit {
@@ -55,16 +70,12 @@ impl Collector {
             self.t.first_ts = Some(self.t.first_ts.map_or(ts, |f| f.min(ts)));
             self.t.last_ts = Some(self.t.last_ts.map_or(end, |l| l.max(end)));
         }
-        let thread = ThreadKey {
-            pid: Pid(ev.pid()),
-            tid: Tid(ev.tid()),
-        };
         match ev.ph {
             Phase::Metadata => {
                 if ev.is("thread_name")
                     && let Some(name) = self.arg_text(ev, "name")
                 {
-                    self.t.thread_names.insert(thread, name);
+                    self.t.thread_names.insert(thread_of(ev), name);
                 }
                 return;
             }
@@ -79,7 +90,7 @@ impl Collector {
                             .diagnostics
                             .add("task events without a numeric ts", 1);
                     }
-                    return self.other(ev, thread, None);
+                    return self.other(ev, None);
                 };
                 let kind = match ev.ph {
                     Phase::Complete if is_task_name(ev.name) => match ev.dur() {
@@ -99,7 +110,7 @@ impl Collector {
                 };
                 if let Some(kind) = kind {
                     self.t.task_marks.push(TaskMark {
-                        thread,
+                        thread: thread_of(ev),
                         ts,
                         kind,
                         order: ev.offset,
@@ -109,17 +120,17 @@ impl Collector {
             }
             _ => {}
         }
-        self.other(ev, thread, ts);
+        self.other(ev, ts);
     }
 
-    fn other(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
+    fn other(&mut self, ev: &TraceEvent<'_>, ts: Option<Timestamp>) {
         match ev.name {
-            b"Profile" => self.profile(ev, thread, ts),
-            b"ProfileChunk" => self.chunk(ev, thread, ts),
-            b"CpuProfile" => self.cpu_profile(ev, thread, ts),
+            b"Profile" => self.profile(ev, thread_of(ev), ts),
+            b"ProfileChunk" => self.chunk(ev, thread_of(ev), ts),
+            b"CpuProfile" => self.cpu_profile(ev, thread_of(ev), ts),
             b"TracingStartedInBrowser" => self.tracing_started_in_browser(ev),
             b"TracingStartedInPage" => {
-                self.main_frame_pids.insert(thread.pid);
+                self.main_frame_pids.insert(Pid(ev.pid()));
             }
             b"FrameCommittedInBrowser" => self.frame_committed(ev),
             b"ProcessReadyInBrowser" => {
@@ -335,6 +346,24 @@ impl Collector {
             })
         });
         self.commits.extend(commit);
+    }
+
+    /// Adds what `later` collected from the part of the file after this one's.
+    pub fn merge(&mut self, later: Collector) {
+        let t = later.t;
+        self.t.thread_names.extend(t.thread_names);
+        self.t.task_marks.extend(t.task_marks);
+        self.t.profiles.extend(t.profiles);
+        self.t.chunks.extend(t.chunks);
+        self.t.cpu_profiles.extend(t.cpu_profiles);
+        self.t.first_ts = combine(self.t.first_ts, t.first_ts, Ord::min);
+        self.t.last_ts = combine(self.t.last_ts, t.last_ts, Ord::max);
+        self.t.events += t.events;
+        self.t.diagnostics.merge(&t.diagnostics);
+        self.main_frame_ids.extend(later.main_frame_ids);
+        self.main_frame_pids.extend(later.main_frame_pids);
+        self.commits.extend(later.commits);
+        self.pseudo_pids.extend(later.pseudo_pids);
     }
 
     /// Ends the scan.

@@ -44,6 +44,15 @@ pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
 /// `i` is just past an opening quote; returns the offset of the closing quote.
 #[inline]
 pub fn string_end(b: &[u8], mut i: usize) -> Lexed<usize> {
+    // Most strings in a trace are short keys and names: look at a few bytes before
+    // starting a SIMD search.
+    for j in i..(i + 24).min(b.len()) {
+        match b[j] {
+            b'"' => return Ok(j),
+            b'\\' => break,
+            _ => {}
+        }
+    }
     loop {
         match memchr2(b'"', b'\\', b.get(i..).unwrap_or(&[])) {
             None => return Err(LexError::Incomplete),
@@ -216,6 +225,185 @@ pub fn number_array(b: &[u8], i: usize, mut f: impl FnMut(&[u8])) -> Lexed<usize
     }
 }
 
+/// One element of a number array: a plain integer, or the raw token of anything else
+/// (decimals, exponents, text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Token<'a> {
+    /// An integer of at most 18 digits.
+    Int(i64),
+    /// Anything else.
+    Other(&'a [u8]),
+}
+
+/// Reads a JSON array of numbers starting at `b[i]` (`[`), calling `f` for each element;
+/// returns the count. See [`Numbers`].
+#[inline(always)]
+pub fn int_array<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(Token<'a>)) -> Lexed<usize> {
+    let mut it = Numbers::new(b, i);
+    for t in &mut it {
+        f(t);
+    }
+    it.finish()
+}
+
+/// The elements of a JSON number array, as an iterator, so that callers keep their
+/// running values in registers. The integer path parses while it scans, eight bytes at a
+/// time: the hot loop of a trace's `samples` and `timeDeltas`. After the last element,
+/// [`Numbers::finish`] tells whether the array was well formed.
+pub struct Numbers<'a> {
+    b: &'a [u8],
+    j: usize,
+    n: usize,
+    state: Lexed<()>,
+    done: bool,
+}
+
+impl<'a> Numbers<'a> {
+    /// Starts at `b[i]`, which must be `[`.
+    #[inline]
+    pub fn new(b: &'a [u8], i: usize) -> Self {
+        let mut it = Numbers {
+            b,
+            j: i,
+            n: 0,
+            state: Ok(()),
+            done: false,
+        };
+        if b.get(i) != Some(&b'[') {
+            it.fail(LexError::Malformed {
+                offset: i,
+                expected: "an array",
+            });
+        } else {
+            it.j = skip_ws(b, i + 1);
+            if b.get(it.j) == Some(&b']') {
+                it.done = true;
+            }
+        }
+        it
+    }
+
+    fn fail(&mut self, e: LexError) {
+        self.state = Err(e);
+        self.done = true;
+    }
+
+    /// The number of elements, or why the array is not well formed.
+    pub fn finish(self) -> Lexed<usize> {
+        self.state.map(|()| self.n)
+    }
+}
+
+impl<'a> Iterator for Numbers<'a> {
+    type Item = Token<'a>;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Token<'a>> {
+        if self.done {
+            return None;
+        }
+        let b = self.b;
+        let start = self.j;
+        let mut j = start;
+        let neg = b.get(j) == Some(&b'-');
+        j += neg as usize;
+        let (v, digits) = match load8(b, j) {
+            // 1–7 digits in one 8-byte load (trace sample ids and deltas are short).
+            Some(chunk) => match digit_count(chunk) {
+                len @ 1..=7 => (swar_value(chunk, len), len as usize),
+                _ => slow_digits(b, j),
+            },
+            None => slow_digits(b, j),
+        };
+        j += digits;
+        let plain = digits > 0 && digits <= 18 && !matches!(b.get(j), Some(b'.' | b'e' | b'E'));
+        let token = if plain {
+            Token::Int(if neg { -v } else { v })
+        } else {
+            match skip_value(b, start) {
+                Ok(end) => {
+                    j = end;
+                    Token::Other(&b[start..end])
+                }
+                Err(e) => {
+                    self.fail(e);
+                    return None;
+                }
+            }
+        };
+        self.n += 1;
+        match b.get(j) {
+            Some(b',') if !b.get(j + 1).is_some_and(|&c| is_ws(c)) => {
+                self.j = j + 1;
+                return Some(token);
+            }
+            Some(b']') => {
+                self.done = true;
+                return Some(token);
+            }
+            _ => {}
+        }
+        j = skip_ws(b, j);
+        match b.get(j) {
+            None => self.fail(LexError::Incomplete),
+            Some(b',') => self.j = skip_ws(b, j + 1),
+            Some(b']') => self.done = true,
+            Some(_) => self.fail(LexError::Malformed {
+                offset: j,
+                expected: "',' or ']' in a number array",
+            }),
+        }
+        // A token followed by junk is not handed out: the array is broken there.
+        if self.state.is_err() {
+            self.n -= 1;
+            return None;
+        }
+        Some(token)
+    }
+}
+
+/// Eight bytes at `b[i..]` as a little-endian word, when there are eight.
+#[inline(always)]
+fn load8(b: &[u8], i: usize) -> Option<u64> {
+    b.get(i..i + 8)
+        .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
+}
+
+/// Number of leading ASCII digits in a little-endian word (0–8).
+#[inline(always)]
+fn digit_count(chunk: u64) -> u32 {
+    let x = chunk.wrapping_sub(0x3030_3030_3030_3030);
+    // High bit set in a byte that is below '0' (wrapped) or above '9' (x + 0x76 ≥ 0x80).
+    let non_digit = (x | x.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080;
+    non_digit.trailing_zeros() / 8
+}
+
+/// The value of the first `len` (1–8) digits of a little-endian word: the digits are
+/// moved to the top bytes (zeros below act as leading zeros) and combined pairwise.
+#[inline(always)]
+fn swar_value(chunk: u64, len: u32) -> i64 {
+    let v = (chunk & 0x0F0F_0F0F_0F0F_0F0F) << (8 * (8 - len));
+    let v = (v.wrapping_mul((10 << 8) + 1) >> 8) & 0x00FF_00FF_00FF_00FF;
+    let v = (v.wrapping_mul((100 << 16) + 1) >> 16) & 0x0000_FFFF_0000_FFFF;
+    (v.wrapping_mul((10000 << 32) + 1) >> 32) as i64
+}
+
+/// Digits at `b[j..]` one by one: (value, count). The value wraps past 18 digits; callers
+/// treat more than 18 digits as not a plain integer.
+#[inline]
+fn slow_digits(b: &[u8], mut j: usize) -> (i64, usize) {
+    let start = j;
+    let mut v: i64 = 0;
+    while let Some(&c) = b.get(j) {
+        if !c.is_ascii_digit() {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add((c - b'0') as i64);
+        j += 1;
+    }
+    (v, j - start)
+}
+
 /// A raw integer token (`123`, `-5`); `None` for anything else (floats, text).
 #[inline]
 pub fn plain_int(tok: &[u8]) -> Option<i64> {
@@ -322,6 +510,9 @@ fn hex4(b: &[u8], i: usize) -> Option<u32> {
 /// (`141171.917` → `141171917`), through `f64` only for exponent notation.
 /// Returns `None` for anything else (`null`, text, overflow).
 pub fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
+    if let Some(us) = plain_int(raw) {
+        return us.checked_mul(1000);
+    }
     let s = string_content(raw).unwrap_or(raw);
     let (neg, digits) = match s.first()? {
         b'-' => (true, &s[1..]),
@@ -474,6 +665,72 @@ mod tests {
         assert_eq!(plain_int(b"-975"), Some(-975));
         assert_eq!(plain_int(b"3.5"), None);
         assert_eq!(plain_int(b"1234567890123456789"), None);
+    }
+
+    #[test]
+    fn int_arrays_split_plain_integers_from_other_tokens() {
+        let (mut ints, mut others) = (vec![], vec![]);
+        let n = int_array(
+            b"[ 12,-3 ,1.5, 2e3,\"x\",1234567890123456789]",
+            0,
+            |t| match t {
+                Token::Int(v) => ints.push(v),
+                Token::Other(t) => others.push(t.to_vec()),
+            },
+        )
+        .unwrap();
+        assert_eq!(n, 6);
+        assert_eq!(ints, [12, -3]);
+        assert_eq!(
+            others,
+            [
+                b"1.5".to_vec(),
+                b"2e3".to_vec(),
+                b"\"x\"".to_vec(),
+                b"1234567890123456789".to_vec()
+            ]
+        );
+        assert_eq!(int_array(b"[]", 0, |_| ()), Ok(0));
+        assert_eq!(int_array(b"[1,", 0, |_| ()), Err(LexError::Incomplete));
+        assert!(int_array(b"[1;2]", 0, |_| ()).is_err());
+    }
+
+    #[test]
+    fn swar_digits_match_a_plain_parse() {
+        for text in [
+            "0", "7", "42", "170", "9999", "12345", "987654", "1234567", "12345678",
+        ] {
+            let mut bytes = text.as_bytes().to_vec();
+            bytes.extend_from_slice(b",1]     ");
+            let chunk = load8(&bytes, 0).unwrap();
+            let len = digit_count(chunk);
+            assert_eq!(len as usize, text.len().min(8), "{text}");
+            if (1..=7).contains(&len) {
+                assert_eq!(
+                    swar_value(chunk, len),
+                    text.parse::<i64>().unwrap(),
+                    "{text}"
+                );
+            }
+        }
+        assert_eq!(digit_count(u64::from_le_bytes(*b"/:abc,12")), 0);
+        // A long array of mixed lengths through the fast and slow paths.
+        let values: Vec<i64> = (0..2000).map(|i| (i * 7919) % 10_000_019 - 5000).collect();
+        let text = format!(
+            "[{}]",
+            values
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        let mut got = vec![];
+        int_array(text.as_bytes(), 0, |t| match t {
+            Token::Int(v) => got.push(v),
+            Token::Other(_) => panic!(),
+        })
+        .unwrap();
+        assert_eq!(got, values);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod collect;
 pub mod event;
 pub mod json;
 pub mod records;
+pub mod split;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -149,85 +150,132 @@ pub struct ScanError {
     pub reason: String,
 }
 
-/// Walks the events of the array whose content starts at `b[start]`, handing each event
-/// object to `f`. Non-object elements are skipped (and counted by the caller via the
-/// returned count). Returns how the array ended and the number of non-object elements.
-pub fn for_each_event<'a>(
+/// Where a walk over part of the event array stopped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RangeEnd {
+    /// At the first element starting at or after the walk's `until` offset (the offset of
+    /// that element's first byte, or of the `]`/end).
+    Reached(usize),
+    /// At the end of the array (before `until`).
+    Ended(ArrayEnd),
+}
+
+/// The outcome of [`walk`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Walked {
+    /// Where it stopped.
+    pub end: RangeEnd,
+    /// Event objects read.
+    pub events: u64,
+    /// Array elements that are not objects.
+    pub odd: u64,
+}
+
+/// Walks the event array from `b[from]` (an element's first byte, or whitespace or a
+/// comma before one), handing each event object to `f`, until the next element starts at
+/// or after `until` or the array ends. `ndjson`: there are no brackets, the end of the
+/// bytes closes the stream. Commas between elements are optional and repeated commas are
+/// tolerated (a trailing comma before `]` is common).
+pub fn walk<'a>(
     b: &'a [u8],
-    start: usize,
+    from: usize,
+    until: usize,
+    ndjson: bool,
     mut f: impl FnMut(TraceEvent<'a>),
-) -> Result<(ArrayEnd, u64), ScanError> {
-    let mut i = start;
-    let mut events = 0u64;
-    let mut odd = 0u64;
-    let stop = |offset: usize, events: u64, expected: &'static str| {
-        if events == 0 {
-            Err(ScanError {
-                offset: offset as u64,
-                event_index: 0,
-                reason: format!("expected {expected}"),
-            })
-        } else {
-            Ok(ArrayEnd::Broken {
-                offset: offset as u64,
-                expected,
-            })
-        }
+) -> Walked {
+    let mut out = Walked {
+        end: RangeEnd::Reached(from),
+        events: 0,
+        odd: 0,
     };
+    let mut i = from;
     loop {
         i = skip_ws(b, i);
+        while b.get(i) == Some(&b',') {
+            i = skip_ws(b, i + 1);
+        }
+        if i >= until && i < b.len() {
+            out.end = RangeEnd::Reached(i);
+            return out;
+        }
         let Some(&c) = b.get(i) else {
-            // NDJSON ends here; an array without `]` is cut off.
-            let ndjson = start == 0 || b[start - 1] != b'[';
-            let end = if ndjson {
+            out.end = RangeEnd::Ended(if ndjson {
                 ArrayEnd::Closed
             } else {
                 ArrayEnd::Truncated { offset: i as u64 }
-            };
-            return Ok((end, odd));
+            });
+            return out;
         };
-        match c {
-            b']' => return Ok((ArrayEnd::Closed, odd)),
-            b',' => i += 1,
-            b'{' => match TraceEvent::parse(b, i, 0) {
-                Ok((ev, end)) => {
-                    f(ev);
-                    events += 1;
-                    i = end;
-                }
-                Err(LexError::Incomplete) => {
-                    return Ok((ArrayEnd::Truncated { offset: i as u64 }, odd));
-                }
-                Err(LexError::Malformed { offset, expected }) => {
-                    return stop(offset, events, expected).map(|e| (e, odd));
-                }
-            },
-            _ => match skip_value(b, i) {
-                Ok(end) => {
-                    odd += 1;
-                    i = end;
-                }
-                Err(LexError::Incomplete) => {
-                    return Ok((ArrayEnd::Truncated { offset: i as u64 }, odd));
-                }
-                Err(LexError::Malformed { offset, .. }) => {
-                    return stop(offset, events, "a trace event object").map(|e| (e, odd));
-                }
-            },
+        let step = match c {
+            b']' => {
+                out.end = RangeEnd::Ended(ArrayEnd::Closed);
+                return out;
+            }
+            b'{' => TraceEvent::parse(b, i, 0).map(|(ev, end)| {
+                f(ev);
+                out.events += 1;
+                end
+            }),
+            _ => skip_value(b, i)
+                .map_err(|e| match e {
+                    LexError::Malformed { offset, .. } => LexError::Malformed {
+                        offset,
+                        expected: "a trace event object",
+                    },
+                    e => e,
+                })
+                .inspect(|_| out.odd += 1),
+        };
+        match step {
+            Ok(end) => i = end,
+            Err(LexError::Incomplete) => {
+                out.end = RangeEnd::Ended(ArrayEnd::Truncated { offset: i as u64 });
+                return out;
+            }
+            Err(LexError::Malformed { offset, expected }) => {
+                out.end = RangeEnd::Ended(ArrayEnd::Broken {
+                    offset: offset as u64,
+                    expected,
+                });
+                return out;
+            }
         }
     }
 }
 
+/// True when the events starting at `b[start]` are NDJSON (no opening bracket before).
+fn is_ndjson(b: &[u8], start: usize) -> bool {
+    start == 0 || b[start - 1] != b'['
+}
+
 /// Scans a whole trace held in memory: events start at `b[start]` (see
 /// [`crate::input::envelope`]). With `keep_in_file`, sample arrays are left in `b` to be
-/// read later (the caller keeps `b`). Errors when not one event could be read.
+/// read later (the caller keeps `b`). Large inputs are scanned in parallel ranges on the
+/// current rayon pool ([`split`]); the result is the same as a sequential scan. Errors when
+/// not one event could be read.
 pub fn scan(b: &[u8], start: usize, keep_in_file: bool) -> Result<ScannedTrace, ScanError> {
-    let mut c = if keep_in_file {
-        Collector::over_file(b)
-    } else {
-        Collector::default()
+    let new_collector = || {
+        if keep_in_file {
+            Collector::over_file(b)
+        } else {
+            Collector::default()
+        }
     };
-    let (mut end, odd) = for_each_event(b, start, |ev| c.event(&ev))?;
+    let (c, walked) = split::scan_ranges(b, start, is_ndjson(b, start), new_collector);
+    finish_scan(c, walked, b, start)
+}
+
+/// Ends a scan: turns the last range's end into the trace's end and counts what was odd.
+fn finish_scan(
+    c: Collector,
+    walked: Walked,
+    b: &[u8],
+    start: usize,
+) -> Result<ScannedTrace, ScanError> {
+    let mut t = c.finish();
+    let RangeEnd::Ended(mut end) = walked.end else {
+        unreachable!("the last range runs to the end of the array");
+    };
     if let ArrayEnd::Broken { offset, .. } = end
         && b[offset as usize..]
             .iter()
@@ -236,20 +284,32 @@ pub fn scan(b: &[u8], start: usize, keep_in_file: bool) -> Result<ScannedTrace, 
         // A crashed writer's file padded with NUL bytes: cut off, not corrupt.
         end = ArrayEnd::Truncated { offset };
     }
-    let mut t = c.finish();
     t.diagnostics
-        .add("array elements that are not event objects", odd);
-    if let ArrayEnd::Truncated { .. } = end {
+        .add("array elements that are not event objects", walked.odd);
+    if let ArrayEnd::Truncated { offset } = end
+        && offset as usize > start
+    {
         t.diagnostics.add(
-            "file ends inside the event array (partial last event dropped)",
+            "file ends before the event array is closed (a partial last event is dropped)",
             1,
         );
     }
-    if t.events == 0 && odd > 0 {
+    if t.events == 0 {
+        let (offset, reason) = match end {
+            ArrayEnd::Broken { offset, expected } => (offset, format!("expected {expected}")),
+            _ if walked.odd > 0 => (
+                start as u64,
+                "the array holds no trace event objects".to_string(),
+            ),
+            _ => {
+                t.end = Some(end);
+                return Ok(t);
+            }
+        };
         return Err(ScanError {
-            offset: start as u64,
+            offset,
             event_index: 0,
-            reason: "the array holds no trace event objects".into(),
+            reason,
         });
     }
     t.end = Some(end);
