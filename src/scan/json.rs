@@ -46,8 +46,8 @@ pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
 pub fn string_end(b: &[u8], mut i: usize) -> Lexed<usize> {
     // Most strings in a trace are short keys and names: look at a few bytes before
     // starting a SIMD search.
-    for j in i..(i + 24).min(b.len()) {
-        match b[j] {
+    for (j, &c) in b.iter().enumerate().skip(i).take(24) {
+        match c {
             b'"' => return Ok(j),
             b'\\' => break,
             _ => {}
