@@ -77,8 +77,10 @@ def top_level(events, threads, trace_end):
         ts.sort(key=lambda t: (t[0], -t[1], t[2]))
         top = []
         for t in ts:
-            if top and t[0] < top[-1][0] + top[-1][1] and t[0] + t[1] <= top[-1][0] + top[-1][1] + 1000:
-                continue
+            if top and t[0] < top[-1][0] + top[-1][1]:
+                if t[0] + t[1] <= top[-1][0] + top[-1][1] + 1000:
+                    continue  # nested
+                top[-1] = (top[-1][0], t[0] - top[-1][0], top[-1][2])  # overlap: trim
             top.append(t)
         out[k] = top
     return out
@@ -189,7 +191,7 @@ def resolve(task, thread, profs):
     stack, (count, _, time) = max(groups.items(), key=lambda kv: (kv[1][0], -kv[1][1]))
     conf = min(1.0, max(0.0, time / dur)) if dur > 0 else 0.0
     frames = [f for f in stack if f[0] != "(root)"]
-    status = "non_js" if stack[-1][0] in VM else ("low_confidence" if conf < 0.5 else "ok")
+    status = "low_confidence" if round(conf, 3) < 0.5 else ("non_js" if stack[-1][0] in VM else "ok")
     return {"window_samples": len(idx), "target_samples": count, "stack_ms": round(time / 1000, 3),
             "confidence": round(conf, 3), "status": status,
             "chain": [f[0] or "(anonymous)" for f in frames]}

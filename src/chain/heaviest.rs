@@ -3,57 +3,75 @@
 //! holds at least half of its parent's time. Robust when the leaf varies inside one hot
 //! function (deep recursion, inlining), where exact-stack groups split the samples.
 
-use std::collections::HashMap;
-
 use super::Pick;
 use super::window::Weighted;
 use crate::profile::StackIndex;
 use crate::time::TimeDelta;
 
 /// The heaviest path's last stack, with the samples and time of its subtree.
+/// Linear in samples + stacks: each sample's time goes to its own stack, then flows to
+/// the parents (which always have smaller indices), and each stack remembers its heaviest
+/// child.
 pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
     let stacks = &w.profile.stacks;
-    // Inclusive time and sample count of every stack on a candidate's path.
-    let mut total: HashMap<StackIndex, (TimeDelta, usize)> = HashMap::new();
+    let n = stacks.len();
+    // Inclusive time and sample count per stack.
+    let mut time = vec![TimeDelta::ZERO; n];
+    let mut count = vec![0usize; n];
     let mut all = TimeDelta::ZERO;
     for k in 0..w.len() {
+        let s = w.stack(k).index();
+        time[s] = time[s] + w.weights[k];
+        count[s] += 1;
         all = all + w.weights[k];
-        let mut cur = Some(w.stack(k));
-        while let Some(s) = cur {
-            let e = total.entry(s).or_insert((TimeDelta::ZERO, 0));
-            e.0 = e.0 + w.weights[k];
-            e.1 += 1;
-            cur = stacks.parent(s);
+    }
+    for s in (0..n).rev() {
+        if count[s] > 0
+            && let Some(p) = stacks.parent(StackIndex::new(s))
+        {
+            time[p.index()] = time[p.index()] + time[s];
+            count[p.index()] += count[s];
         }
     }
-    let mut children: HashMap<Option<StackIndex>, Vec<StackIndex>> = HashMap::new();
-    for &s in total.keys() {
-        children.entry(stacks.parent(s)).or_default().push(s);
+    // Heaviest child of each stack (roots: of a virtual root); ties go to the smaller
+    // (earlier interned) stack, which comes first in this ascending walk.
+    let mut best: Vec<Option<usize>> = vec![None; n];
+    let mut best_root: Option<usize> = None;
+    for s in 0..n {
+        if count[s] == 0 {
+            continue;
+        }
+        let slot = match stacks.parent(StackIndex::new(s)) {
+            Some(p) => &mut best[p.index()],
+            None => &mut best_root,
+        };
+        if slot.is_none_or(|b| time[s] > time[b]) {
+            *slot = Some(s);
+        }
     }
-    let mut cur: Option<StackIndex> = None;
+    let mut cur: Option<usize> = None;
     let mut cur_time = all;
     loop {
-        // Heaviest child; ties go to the smaller (earlier interned) stack.
-        let best = children
-            .get(&cur)
-            .into_iter()
-            .flatten()
-            .map(|&c| (total[&c].0, std::cmp::Reverse(c)))
-            .max();
-        match best {
-            Some((t, std::cmp::Reverse(c)))
-                if t > TimeDelta::ZERO && t.as_nanos() * 2 >= cur_time.as_nanos() =>
+        let next = match cur {
+            None => best_root,
+            Some(c) => best[c],
+        };
+        // Descend while the child holds at least half of its parent's time.
+        match next {
+            Some(c)
+                if time[c] > TimeDelta::ZERO
+                    && i128::from(time[c].as_nanos()) * 2 >= i128::from(cur_time.as_nanos()) =>
             {
                 cur = Some(c);
-                cur_time = t;
+                cur_time = time[c];
             }
             _ => break,
         }
     }
     let stack = cur?;
     Some(Pick {
-        stack,
-        samples: total[&stack].1,
+        stack: StackIndex::new(stack),
+        samples: count[stack],
         time: cur_time,
     })
 }

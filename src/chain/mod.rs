@@ -263,8 +263,10 @@ pub struct Pick {
     pub time: TimeDelta,
 }
 
-/// Fills the row from a pick and sets its status: `non_js` for a VM-state leaf, else
-/// `low_confidence` below `min_confidence` (or with nothing picked), else `ok`.
+/// Fills the row from a pick and sets its status: `low_confidence` below
+/// `min_confidence` (or with nothing picked), else `non_js` for a VM-state leaf (the task
+/// was mostly native work), else `ok`. Confidence is compared as reported (3 decimals), so
+/// a row shown as 0.950 is never below a minimum of 0.95.
 fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<Pick>, min_confidence: f64) {
     let dur = out.task.dur;
     let Some(pick) = pick else {
@@ -284,13 +286,18 @@ fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<Pick>, min_conf
     };
     out.chain = chain_frames(profile, pick.stack);
     let leaf_kind = profile.frames.kind(profile.stacks.frame(pick.stack));
-    out.status = if leaf_kind.is_vm_state() {
-        ChainStatus::NonJs
-    } else if out.confidence < min_confidence {
+    out.status = if round_confidence(out.confidence) < min_confidence {
         ChainStatus::LowConfidence
+    } else if leaf_kind.is_vm_state() {
+        ChainStatus::NonJs
     } else {
         ChainStatus::Ok
     };
+}
+
+/// Confidence as reported: rounded half away from zero to 3 decimals (0.8125 → 0.813).
+pub fn round_confidence(c: f64) -> f64 {
+    (c * 1000.0).round() / 1000.0
 }
 
 /// Frames of `stack` from the outermost caller to the leaf, without `(root)` (SPEC §1 step 5).

@@ -149,9 +149,22 @@ fn no_profile_no_samples_and_non_js() {
 
     let ps = profile_set(abc(), &[(0, 5), (10, 5), (20, 3), (30, 5)], None);
     let c = resolve(&task(0, 40), &ps, None, &ChainConfig::default()).unwrap();
+    // (program) holds 30 of 40 µs: mostly native work.
     assert_eq!(c.status, ChainStatus::NonJs);
     assert_eq!(names(&c), ["(program)"]);
     assert_eq!(c.chain[0].line, None);
+    // (program) is the largest group but holds only 20 of 50 µs: that says little about
+    // the task, so it is low confidence, not native work.
+    let ps = profile_set(
+        abc(),
+        &[(0, 5), (10, 5), (20, 3), (30, 4), (40, 2), (50, 3)],
+        None,
+    );
+    let c = resolve(&task(0, 50), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(
+        (c.status, names(&c)),
+        (ChainStatus::LowConfidence, vec!["(program)"])
+    );
 }
 
 fn recursion() -> (ProfileSet, LongTask) {

@@ -183,7 +183,7 @@ impl Origin {
     ) -> Origin {
         const SAME_CLOCK: i64 = 1_000_000_000; // 1 s in ns
         let (t0, other_clock) = match start_time {
-            Some(st) if ts.since(st).as_nanos().abs() <= SAME_CLOCK => (st, false),
+            Some(st) if ts.since(st).as_nanos().unsigned_abs() <= SAME_CLOCK as u64 => (st, false),
             Some(_) => (ts, true),
             None => (ts, false),
         };

@@ -125,10 +125,7 @@ pub fn millis_number(d: TimeDelta) -> f64 {
     (d.as_nanos() as f64 / 1000.0).round() / 1000.0
 }
 
-/// Confidence rounded half away from zero to 3 decimals (0.8125 → 0.813), for CSV and JSON.
-pub fn confidence_number(c: f64) -> f64 {
-    (c * 1000.0).round() / 1000.0
-}
+pub use crate::chain::round_confidence as confidence_number;
 
 /// A frame as `name (url:line:column)`; the url is left out where empty, and the
 /// parenthesis where nothing is known.

@@ -104,8 +104,8 @@ impl DeltaSummary {
 #[inline(always)]
 fn delta_ns(t: Token<'_>) -> i64 {
     match t {
-        // |µs| < 10^18 (18 digits): ×1000 can overflow only for absurd values; wrap, never panic.
-        Token::Int(us) => us.wrapping_mul(1000),
+        // Beyond ±9.2e15 µs (292 years) ×1000 would overflow: such a delta is junk, use 0.
+        Token::Int(us) => us.checked_mul(1000).unwrap_or(0),
         Token::Other(tok) => micros_to_nanos(tok).unwrap_or(0),
     }
 }

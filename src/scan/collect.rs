@@ -95,12 +95,9 @@ impl Collector {
                 let kind = match ev.ph {
                     Phase::Complete if is_task_name(ev.name) => match ev.dur() {
                         Some(d) if d >= TimeDelta::ZERO => Some(MarkKind::Complete(d)),
-                        _ => {
-                            self.t
-                                .diagnostics
-                                .add("task X events without a usable dur", 1);
-                            None
-                        }
+                        // Chrome writes a task still running when tracing stopped without
+                        // `dur` (or with -1).
+                        _ => Some(MarkKind::Unfinished),
                     },
                     Phase::Begin => Some(MarkKind::Begin {
                         is_task: is_task_name(ev.name),

@@ -531,9 +531,11 @@ pub fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
     let mut frac_ns: i64 = 0;
     let mut frac_digits = 0;
     let mut round_up = false;
+    let mut any_frac = false;
     if i < digits.len() && digits[i] == b'.' {
         i += 1;
         while i < digits.len() && digits[i].is_ascii_digit() {
+            any_frac = true;
             if frac_digits < 3 {
                 frac_ns = frac_ns * 10 + (digits[i] - b'0') as i64;
             } else if frac_digits == 3 {
@@ -547,7 +549,7 @@ pub fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
             frac_digits += 1;
         }
     }
-    if int_digits == 0 && frac_digits == 0 {
+    if int_digits == 0 && !any_frac {
         return None;
     }
     if i < digits.len() {
@@ -580,8 +582,9 @@ pub fn integer(raw: &[u8]) -> Option<i64> {
     {
         return Some(ns / 1000);
     }
-    if string_content(raw).is_some() && !s.is_empty() {
-        // FNV-1a, 62 bits: stable across runs and machines.
+    if !s.is_empty() && !matches!(s, b"null" | b"true" | b"false") {
+        // Text, fractions, huge numbers: a stable FNV-1a hash (62 bits) keeps distinct
+        // threads apart instead of merging them all into 0.
         let mut h: u64 = 0xcbf29ce484222325;
         for &c in s {
             h = (h ^ c as u64).wrapping_mul(0x100000001b3);
@@ -742,6 +745,9 @@ mod tests {
         assert_eq!(micros_to_nanos(b"1.5e3"), Some(1_500_000));
         assert_eq!(micros_to_nanos(b"\"123\""), Some(123_000));
         assert_eq!(micros_to_nanos(b"null"), None);
+        assert_eq!(micros_to_nanos(b"\".\""), None);
+        assert_eq!(micros_to_nanos(b"-"), None);
+        assert_eq!(micros_to_nanos(b".5"), Some(500));
         assert_eq!(micros_to_nanos(b"99999999999999999999"), None);
     }
 
@@ -755,6 +761,9 @@ mod tests {
         assert_eq!(integer(b"\"main\""), Some(h));
         assert_ne!(integer(b"\"worker\""), Some(h));
         assert_eq!(integer(b"true"), None);
+        // 1.5 and a 20-digit number are not merged into one thread.
+        assert!(integer(b"1.5").is_some());
+        assert_ne!(integer(b"1.5"), integer(b"99999999999999999999"));
     }
 
     #[test]

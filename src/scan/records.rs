@@ -101,6 +101,8 @@ pub enum MarkKind {
     },
     /// `E`.
     End,
+    /// `X` task event without a usable `dur`: still running when tracing stopped.
+    Unfinished,
 }
 
 /// A `Profile` event (`ph` P): opens profile `id` of the thread that emitted it.
