@@ -1,13 +1,19 @@
 //! Batch: many inputs → one report. Files run in parallel on a rayon pool of `--jobs`
 //! threads (and each file's tasks in parallel inside it); rows are merged in the fixed
-//! order of SPEC §3, so any thread count gives the same bytes. A file that fails is
-//! reported on stderr and in the output's error list; the others go on.
+//! order of SPEC §3, so any thread count gives the same bytes, and stderr lines come in
+//! input order too. A file that fails is reported on stderr and in the output's error
+//! list; the others go on — also when analysing one of them panics.
 
+use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
+use anyhow::Context;
 use rayon::prelude::*;
 
+use crate::chain::ChainStatus;
 use crate::error::Error;
 use crate::input::{self, InputPath};
 use crate::report::{FileError, Format, ReportRow, csv::CsvWriter, json};
@@ -20,7 +26,7 @@ pub enum FileOutcome {
     Done(FileReport),
     /// Could not be read or is not a trace (named on the command line).
     Failed(FileError),
-    /// Found by a folder search but not a trace: left out, with the reason.
+    /// Found by a folder search but some other kind of JSON: left out, with the reason.
     Skipped(FileError),
 }
 
@@ -29,7 +35,7 @@ pub enum FileOutcome {
 pub struct BatchSummary {
     /// Inputs.
     pub files: usize,
-    /// Inputs that failed.
+    /// Inputs that failed (or were read only in part).
     pub failed: usize,
     /// Inputs skipped (found by folder search, not traces).
     pub skipped: usize,
@@ -37,19 +43,23 @@ pub struct BatchSummary {
     pub long_tasks: usize,
     /// Rows with status `ok`.
     pub attributed: usize,
-    /// Warning lines (kinds of odd input, per file).
+    /// Warning lines printed (one per kind of odd input per file).
     pub warnings: usize,
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 impl BatchSummary {
     /// The summary line.
     pub fn line(&self) -> String {
         format!(
-            "taskchain: {} files, {} long tasks, {} attributed (ok), {} warnings, {} failed{}",
-            self.files,
-            self.long_tasks,
+            "taskchain: {}, {}, {} attributed (ok), {}, {} failed{}",
+            plural(self.files, "file", "files"),
+            plural(self.long_tasks, "long task", "long tasks"),
             self.attributed,
-            self.warnings,
+            plural(self.warnings, "warning", "warnings"),
             self.failed,
             if self.skipped > 0 {
                 format!(", {} skipped (not traces)", self.skipped)
@@ -62,23 +72,26 @@ impl BatchSummary {
 
 /// Reads and analyses one input.
 pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
-    let bytes = input::read(inp)?;
-    analyze_bytes(&inp.display_name(), &bytes, s).map_err(|e| match e {
-        AnalyzeError::NotATrace(reason) => Error::NotATrace {
-            path: inp.path(),
-            reason,
-        },
+    let data = input::read(inp)?;
+    let path = inp.path();
+    let mut rep = analyze_bytes(&inp.display_name(), &data.bytes, s).map_err(|e| match e {
+        AnalyzeError::NotATrace(reason) => Error::NotATrace { path, reason },
+        AnalyzeError::OtherJson(reason) => Error::OtherJson { path, reason },
         AnalyzeError::Json {
             offset,
             event_index,
             reason,
         } => Error::Json {
-            path: inp.path(),
+            path,
             offset,
             event_index,
             reason,
         },
-    })
+    })?;
+    if let Some(p) = data.gzip_problem {
+        rep.diagnostics.note(p);
+    }
+    Ok(rep)
 }
 
 /// Everything a batch found: rows in SPEC §3 order, failed files, and counts.
@@ -94,30 +107,31 @@ pub struct BatchResult {
 
 /// Analyses every input on a pool of `jobs` threads. Errors only when the pool cannot start.
 pub fn analyze_all(
-    paths: &[std::path::PathBuf],
+    paths: &[PathBuf],
     settings: &Settings,
     jobs: usize,
     quiet: bool,
 ) -> anyhow::Result<BatchResult> {
-    use anyhow::Context;
     let inputs = input::paths::expand(paths);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
         .context("cannot start worker threads")?;
     let bar = progress_bar(inputs.len() as u64, quiet);
+    let log = OrderedLog::new(&bar);
     let outcomes: Vec<FileOutcome> = pool.install(|| {
         inputs
             .par_iter()
-            .map(|r| {
+            .enumerate()
+            .map(|(i, r)| {
                 let out = match r {
                     Err(e) => FileOutcome::Failed(FileError {
-                        file: String::new(),
+                        file: e.path().display().to_string(),
                         error: e.to_string(),
                     }),
                     Ok(inp) => outcome(inp, settings),
                 };
-                report_outcome(&out, quiet, &bar);
+                log.put(i, messages(&out, quiet));
                 bar.inc(1);
                 out
             })
@@ -138,7 +152,7 @@ pub fn analyze_all(
                     });
                 }
                 res.summary.long_tasks += rep.long_tasks;
-                res.summary.warnings += rep.diagnostics.kinds();
+                res.summary.warnings += if quiet { 0 } else { rep.diagnostics.kinds() };
                 res.rows.extend(rep.rows);
             }
             FileOutcome::Failed(e) => {
@@ -152,33 +166,47 @@ pub fn analyze_all(
     res.summary.attributed = res
         .rows
         .iter()
-        .filter(|r| r.status == crate::chain::ChainStatus::Ok)
+        .filter(|r| r.status == ChainStatus::Ok)
         .count();
     Ok(res)
 }
 
 fn outcome(inp: &InputPath, settings: &Settings) -> FileOutcome {
     let file = inp.display_name();
-    match process(inp, settings) {
-        Ok(rep) => FileOutcome::Done(rep),
-        Err(e @ Error::NotATrace { .. }) if matches!(inp, InputPath::Found(_)) => {
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(inp, settings)));
+    match run {
+        Ok(Ok(rep)) => FileOutcome::Done(rep),
+        Ok(Err(e @ Error::OtherJson { .. })) if matches!(inp, InputPath::Found(_)) => {
             FileOutcome::Skipped(FileError {
                 file,
                 error: e.to_string(),
             })
         }
-        Err(e) => FileOutcome::Failed(FileError {
+        Ok(Err(e)) => FileOutcome::Failed(FileError {
             file,
             error: e.to_string(),
         }),
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            FileOutcome::Failed(FileError {
+                error: format!("{file}: internal error ({what}); please report it with the file"),
+                file,
+            })
+        }
     }
 }
 
-/// Runs the whole job: analyses every input and writes the report.
+/// Runs the whole job: opens the output, analyses every input, writes the report.
 /// Returns the summary; the caller decides the exit code (2 when any file failed).
 pub fn run(cfg: &Config) -> anyhow::Result<BatchSummary> {
+    // Open the output first, so that a bad `-o` fails before hours of work.
+    let out = Output::open(cfg.output.as_deref())?;
     let res = analyze_all(&cfg.paths, &cfg.analysis, cfg.jobs, cfg.quiet)?;
-    write_report(cfg, &res.rows, &res.errors)?;
+    out.write(cfg.format, &res.rows, &res.errors)?;
     Ok(res.summary)
 }
 
@@ -196,8 +224,8 @@ fn progress_bar(n: u64, quiet: bool) -> indicatif::ProgressBar {
     bar
 }
 
-/// Errors always go to stderr; warnings (odd input) unless `--quiet`.
-fn report_outcome(o: &FileOutcome, quiet: bool, bar: &indicatif::ProgressBar) {
+/// The stderr lines of one outcome: errors always, warnings unless `quiet`.
+fn messages(o: &FileOutcome, quiet: bool) -> Vec<String> {
     let mut lines = Vec::new();
     match o {
         FileOutcome::Failed(e) => lines.push(format!("taskchain: error: {}", e.error)),
@@ -206,44 +234,124 @@ fn report_outcome(o: &FileOutcome, quiet: bool, bar: &indicatif::ProgressBar) {
             if let Some(b) = &rep.broken {
                 lines.push(format!("taskchain: error: {}: {b}", rep.file));
             }
-            for (kind, n) in rep.diagnostics.iter().filter(|_| !quiet) {
-                lines.push(format!("taskchain: warning: {}: {kind}: {n}", rep.file));
+            if !quiet {
+                for (kind, n) in rep.diagnostics.iter() {
+                    lines.push(format!("taskchain: warning: {}: {kind}: {n}", rep.file));
+                }
+                for note in rep.diagnostics.notes() {
+                    lines.push(format!("taskchain: warning: {}: {note}", rep.file));
+                }
             }
         }
         _ => {}
     }
-    for l in lines {
-        if bar.is_hidden() {
-            eprintln!("{l}");
-        } else {
-            bar.println(l);
+    lines
+}
+
+/// Prints each input's lines in input order, as soon as all inputs before it are done.
+struct OrderedLog<'b> {
+    bar: &'b indicatif::ProgressBar,
+    state: Mutex<(usize, BTreeMap<usize, Vec<String>>)>,
+}
+
+impl<'b> OrderedLog<'b> {
+    fn new(bar: &'b indicatif::ProgressBar) -> Self {
+        OrderedLog {
+            bar,
+            state: Mutex::new((0, BTreeMap::new())),
+        }
+    }
+
+    fn put(&self, index: usize, lines: Vec<String>) {
+        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let (next, pending) = &mut *guard;
+        pending.insert(index, lines);
+        while let Some(lines) = pending.remove(next) {
+            for l in lines {
+                if self.bar.is_hidden() {
+                    eprintln!("{l}");
+                } else {
+                    self.bar.println(l);
+                }
+            }
+            *next += 1;
         }
     }
 }
 
-/// Writes the report to `-o` (through a temporary file renamed when complete, so a killed
-/// run never leaves half a report) or to standard output.
-fn write_report(cfg: &Config, rows: &[ReportRow], errors: &[FileError]) -> anyhow::Result<()> {
-    use anyhow::Context;
-    match cfg.output.as_deref() {
-        None => write_to(std::io::stdout().lock(), cfg.format, rows, errors),
-        Some(p) if p.as_os_str() == "-" => {
-            write_to(std::io::stdout().lock(), cfg.format, rows, errors)
-        }
-        Some(p) => {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)
-                .with_context(|| format!("cannot create a file in {}", dir.display()))?;
-            write_to(std::io::BufWriter::new(&mut tmp), cfg.format, rows, errors)
-                .with_context(|| format!("cannot write {}", p.display()))?;
-            tmp.persist(p)
-                .with_context(|| format!("cannot write {}", p.display()))?;
-            Ok(())
+/// Where the report goes.
+enum Output {
+    Stdout,
+    /// A FIFO, a device or another non-regular file: written in place.
+    Direct(File, PathBuf),
+    /// A regular file (or a link to one): written to a temporary file in the same folder
+    /// and renamed over it when complete, so a killed run never leaves half a report.
+    Atomic(tempfile::NamedTempFile, PathBuf),
+}
+
+impl Output {
+    fn open(path: Option<&Path>) -> anyhow::Result<Output> {
+        let Some(p) = path.filter(|p| p.as_os_str() != "-") else {
+            return Ok(Output::Stdout);
+        };
+        let cannot = || format!("cannot write {}", p.display());
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: it is a folder", p.display()),
+            Ok(m) if !m.is_file() => {
+                let f = File::options().write(true).open(p).with_context(cannot)?;
+                Ok(Output::Direct(f, p.to_path_buf()))
+            }
+            existing => {
+                // Write through a symbolic link to its target; keep an existing file's mode.
+                let target = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+                let dir = target
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                let mode = match existing {
+                    Ok(m) => m.permissions(),
+                    Err(_) => default_permissions(),
+                };
+                let tmp = tempfile::Builder::new()
+                    .prefix(".taskchain-")
+                    .permissions(mode)
+                    .tempfile_in(dir)
+                    .map_err(|e| anyhow::anyhow!("{}: {}", cannot(), e.kind()))?;
+                Ok(Output::Atomic(tmp, target))
+            }
         }
     }
+
+    fn write(self, format: Format, rows: &[ReportRow], errors: &[FileError]) -> anyhow::Result<()> {
+        match self {
+            Output::Stdout => write_to(std::io::stdout().lock(), format, rows, errors)
+                .context("cannot write the report to standard output"),
+            Output::Direct(f, p) => write_to(std::io::BufWriter::new(f), format, rows, errors)
+                .with_context(|| format!("cannot write {}", p.display())),
+            Output::Atomic(mut tmp, p) => {
+                write_to(std::io::BufWriter::new(&mut tmp), format, rows, errors)
+                    .with_context(|| format!("cannot write {}", p.display()))?;
+                tmp.persist(&p)
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {}", p.display(), e.error))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn default_permissions() -> std::fs::Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    // The OS applies the umask, as for any newly created file.
+    std::fs::Permissions::from_mode(0o666)
+}
+
+#[cfg(not(unix))]
+fn default_permissions() -> std::fs::Permissions {
+    tempfile::tempfile()
+        .and_then(|f| f.metadata())
+        .map(|m| m.permissions())
+        .expect("a temporary file")
 }
 
 /// Writes rows (and, for JSON and NDJSON, failed files) in `format`.
@@ -252,7 +360,7 @@ pub fn write_to(
     format: Format,
     rows: &[ReportRow],
     errors: &[FileError],
-) -> anyhow::Result<()> {
+) -> std::io::Result<()> {
     let mut out = out;
     match format {
         Format::Csv => {

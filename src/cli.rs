@@ -11,14 +11,20 @@ use crate::time::TimeDelta;
 use crate::{Config, Settings};
 
 const EXAMPLES: &str = "Examples:
-  taskchain recording.json.gz                     CSV of long tasks and their chains
-  taskchain traces/ -j 2 --format json -o out.json  every trace under traces/, as JSON
-  zcat trace.json.gz | taskchain - --scope renderers --threshold-ms 100";
+  taskchain recording.json.gz                        CSV of long tasks and their chains
+  taskchain traces/ --format json -o report.json     every trace under traces/, as JSON
+  zcat trace.json.gz | taskchain - --scope renderers  a trace from standard input
+
+Exit codes: 0 every file was read; 2 bad usage, or a file could not be read (the other
+files' rows are still written).";
+
+/// More threads than this only add overhead (each is a rayon worker with its own stack).
+const MAX_JOBS: usize = 256;
 
 /// Finds long tasks in Chrome trace files and names the JavaScript call chain that caused
 /// each one, with a confidence figure.
 #[derive(Debug, Parser)]
-#[command(name = "taskchain", version, about, after_help = EXAMPLES)]
+#[command(name = "taskchain", version, about, after_help = EXAMPLES, allow_negative_numbers = true)]
 pub struct Cli {
     /// Trace files (.json, .json.gz) or folders searched for them; `-` reads standard input.
     #[arg(required = true, value_name = "PATH")]
@@ -29,7 +35,7 @@ pub struct Cli {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Csv)]
     pub format: Format,
-    /// Worker threads (default: available cores).
+    /// Worker threads (default: available cores; at most 256).
     #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
     /// Which threads' long tasks are reported.
@@ -45,7 +51,7 @@ pub struct Cli {
     #[arg(long, value_name = "X", default_value_t = 0.5)]
     pub min_confidence: f64,
     /// What to do with low-confidence tasks.
-    #[arg(long, value_enum, default_value_t = LowConfidencePolicy::Flag)]
+    #[arg(long, value_enum, value_name = "POLICY", default_value_t = LowConfidencePolicy::Flag)]
     pub on_low_confidence: LowConfidencePolicy,
     /// How the target stack is chosen.
     #[arg(long, value_enum, default_value_t = Method::LargestStack)]
@@ -75,7 +81,7 @@ impl Cli {
         }
         let jobs = match self.jobs {
             Some(0) => return Err("--jobs must be at least 1".into()),
-            Some(n) => n,
+            Some(n) => n.min(MAX_JOBS),
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
         Ok(Config {

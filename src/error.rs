@@ -35,6 +35,21 @@ pub enum Error {
         /// What was found instead.
         reason: String,
     },
+    /// A JSON object of another kind (a `package.json`, a Lighthouse `devtoolslog.json`):
+    /// skipped, not an error, when found by a folder search.
+    #[error("{}: not a trace: {reason}", .path.display())]
+    OtherJson {
+        /// The input.
+        path: PathBuf,
+        /// What was found instead.
+        reason: String,
+    },
+    /// A folder named on the command line holds no trace files.
+    #[error("{}: no trace files (*.json, *.json.gz, *.cpuprofile) in this folder", .path.display())]
+    NoTraces {
+        /// The folder.
+        path: PathBuf,
+    },
     /// The event array is broken before any usable event.
     #[error("{}: invalid JSON at byte {offset} (event {event_index}): {reason}", .path.display())]
     Json {
@@ -47,6 +62,20 @@ pub enum Error {
         /// What was expected.
         reason: String,
     },
+}
+
+impl Error {
+    /// The input (or folder) the error is about.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Error::Io { path, .. }
+            | Error::Gzip { path, .. }
+            | Error::NotATrace { path, .. }
+            | Error::OtherJson { path, .. }
+            | Error::NoTraces { path }
+            | Error::Json { path, .. } => path,
+        }
+    }
 }
 
 /// Result with [`Error`].

@@ -96,6 +96,8 @@ pub struct FileReport {
 pub enum AnalyzeError {
     /// Not a trace, nor another accepted format.
     NotATrace(String),
+    /// A JSON object of some other kind (see [`error::Error::OtherJson`]).
+    OtherJson(String),
     /// The event array is broken before the first event.
     Json {
         /// Byte offset.
@@ -117,7 +119,7 @@ impl From<EnvelopeError> for AnalyzeError {
 pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileReport, AnalyzeError> {
     let start = match envelope::detect(bytes)? {
         Envelope::Events { start, .. } => start,
-        Envelope::OtherObject { keys } => return Err(AnalyzeError::NotATrace(describe(&keys))),
+        Envelope::OtherObject { keys } => return Err(AnalyzeError::OtherJson(describe(&keys))),
     };
     let mut trace = scan::scan(bytes, start, true).map_err(|e| AnalyzeError::Json {
         offset: e.offset,

@@ -11,7 +11,7 @@ fn main() -> ExitCode {
     let config = match cli.into_config() {
         Ok(c) => c,
         Err(msg) => {
-            eprintln!("taskchain: {msg}");
+            eprintln!("taskchain: error: {msg}");
             return ExitCode::from(2);
         }
     };
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("taskchain: {err:#}");
+            eprintln!("taskchain: error: {err:#}");
             ExitCode::from(2)
         }
     }

@@ -192,3 +192,142 @@ fn thresholds_and_policies_change_rows() {
         .to_string();
     assert!(first.contains("fallback"), "{first}");
 }
+
+#[cfg(unix)]
+#[test]
+fn output_through_links_and_fifos_keeps_the_file_and_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real.csv");
+    std::fs::write(&real, "old").unwrap();
+    std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let link = dir.path().join("link.csv");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    taskchain()
+        .args([M86, "-q", "-o"])
+        .arg(&link)
+        .assert()
+        .success();
+    // The link is still a link; the report is in its target, with the target's mode.
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&real).unwrap().lines().count(), 6);
+    assert_eq!(
+        std::fs::metadata(&real).unwrap().permissions().mode() & 0o777,
+        0o640
+    );
+    // A FIFO is written in place, not replaced.
+    let fifo = dir.path().join("out.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    taskchain()
+        .args([M86, "-q", "-o"])
+        .arg(&fifo)
+        .assert()
+        .success();
+    assert_eq!(reader.join().unwrap().lines().count(), 6);
+    assert!(!std::fs::metadata(&fifo).unwrap().is_file());
+    // A folder is refused before any work.
+    taskchain()
+        .args([M86, "-q", "-o"])
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("it is a folder"));
+}
+
+#[cfg(unix)]
+#[test]
+fn fifo_input_is_read_as_a_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("in.fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, std::fs::read(M86).unwrap()).unwrap())
+    };
+    let out = taskchain().arg(&fifo).arg("-q").output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 6);
+}
+
+#[test]
+fn cut_gzip_keeps_the_decoded_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let gz = std::fs::read(M86).unwrap();
+    let cut = dir.path().join("cut.json.gz");
+    std::fs::write(&cut, &gz[..gz.len() * 9 / 10]).unwrap();
+    let out = taskchain().arg(&cut).output().unwrap();
+    // The m86 profile events sit at the end of the file: the tasks survive, their samples not.
+    assert!(out.status.success());
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 6);
+    assert!(stdout.lines().skip(1).all(|l| l.contains("truncated_file")));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("gzip stream broken after"), "{stderr}");
+}
+
+#[test]
+fn corrupt_middle_keeps_rows_before_it_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("mid.json");
+    std::fs::write(
+        &f,
+        br#"[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"CrRendererMain"}},
+{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":0,"dur":90000},
+{"ph" "X"},
+{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":100000,"dur":90000}]"#,
+    )
+    .unwrap();
+    let out = taskchain().arg(&f).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(stdout.contains(",no_profile,truncated_file,"));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("invalid JSON at byte 153 (event 2): expected ':' after a key"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn empty_folders_and_empty_trace_files_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    taskchain()
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no trace files"));
+    std::fs::write(dir.path().join("empty.json"), b"").unwrap();
+    std::fs::write(dir.path().join("cut.json"), b"[").unwrap();
+    taskchain()
+        .arg(dir.path())
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("empty.json: not a trace: the file is empty").and(
+                predicate::str::contains("cut.json: invalid JSON at byte 1 (event 0): the file ends before the first trace event is complete"),
+            ),
+        );
+}

@@ -143,7 +143,7 @@ fn looks_like_event_key(key: &[u8]) -> bool {
 
 fn event_has_phase(obj: &[u8]) -> bool {
     crate::scan::event::TraceEvent::parse(obj, 0, 0)
-        .map(|(ev, _)| ev.ph != crate::scan::event::Phase::Missing && ev.ts().is_some())
+        .map(|(ev, _)| ev.ph != crate::scan::event::Phase::Missing)
         .unwrap_or(false)
 }
 

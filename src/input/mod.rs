@@ -66,9 +66,19 @@ pub fn is_gzip(b: &[u8]) -> bool {
     b.starts_with(&[0x1f, 0x8b])
 }
 
+/// One input's bytes, and what went wrong in a gzip stream after some data was decoded.
+pub struct TraceData {
+    /// The whole (decompressed) content.
+    pub bytes: TraceBytes,
+    /// Set when the gzip stream breaks off or has junk after its end: the part decoded
+    /// before it is in `bytes`.
+    pub gzip_problem: Option<String>,
+}
+
 /// Reads one input. Errors: [`Error::Io`] when it cannot be opened or read,
-/// [`Error::Gzip`] when its gzip stream is corrupt.
-pub fn read(input: &InputPath) -> Result<TraceBytes> {
+/// [`Error::Gzip`] when its gzip stream is broken before any data. Regular files are
+/// mapped; pipes, FIFOs and devices are read as a stream.
+pub fn read(input: &InputPath) -> Result<TraceData> {
     match input {
         InputPath::Stdin => {
             let mut v = Vec::new();
@@ -86,10 +96,16 @@ pub fn read(input: &InputPath) -> Result<TraceBytes> {
                 path: path.clone(),
                 source,
             };
-            let file = File::open(path).map_err(io)?;
-            let len = file.metadata().map_err(io)?.len();
+            let mut file = File::open(path).map_err(io)?;
+            let meta = file.metadata().map_err(io)?;
+            if !meta.is_file() {
+                let mut v = Vec::new();
+                file.read_to_end(&mut v).map_err(io)?;
+                return decode_if_gzip(path, TraceBytes::Owned(v));
+            }
+            let len = meta.len();
             if len == 0 {
-                return Ok(TraceBytes::Owned(Vec::new()));
+                return decode_if_gzip(path, TraceBytes::Owned(Vec::new()));
             }
             // SAFETY: the map is read-only; a file truncated by another process while we
             // read it can still fault (SIGBUS), as for every mmap-based reader.
@@ -101,18 +117,32 @@ pub fn read(input: &InputPath) -> Result<TraceBytes> {
     }
 }
 
-fn decode_if_gzip(path: &Path, bytes: TraceBytes) -> Result<TraceBytes> {
+fn decode_if_gzip(path: &Path, bytes: TraceBytes) -> Result<TraceData> {
     if !is_gzip(&bytes) {
-        return Ok(bytes);
+        return Ok(TraceData {
+            bytes,
+            gzip_problem: None,
+        });
     }
     let mut out = Vec::with_capacity(bytes.len().saturating_mul(8));
-    flate2::read::MultiGzDecoder::new(&bytes[..])
-        .read_to_end(&mut out)
-        .map_err(|source| Error::Gzip {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    Ok(TraceBytes::Owned(out))
+    let problem = match flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_end(&mut out) {
+        Ok(_) => None,
+        Err(source) if out.is_empty() => {
+            return Err(Error::Gzip {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+        // Cut off, or junk after the last member (`gzip -d` also keeps what it decoded).
+        Err(e) => Some(format!(
+            "gzip stream broken after {} decoded bytes ({e}); the decoded part was used",
+            out.len()
+        )),
+    };
+    Ok(TraceData {
+        bytes: TraceBytes::Owned(out),
+        gzip_problem: problem,
+    })
 }
 
 #[cfg(test)]
@@ -131,8 +161,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.json"); // no .gz suffix: detected by magic bytes
         std::fs::write(&p, &all).unwrap();
+        let b = read(&InputPath::File(p.clone())).unwrap();
+        assert_eq!(&b.bytes[..], b"[{\"a\":1},{\"b\":2}]");
+        assert_eq!(b.gzip_problem, None);
+        // Cut off in the second member: the first member's bytes are kept.
+        std::fs::write(&p, &all[..all.len() - 10]).unwrap();
         let b = read(&InputPath::File(p)).unwrap();
-        assert_eq!(&b[..], b"[{\"a\":1},{\"b\":2}]");
+        assert!(b.bytes.starts_with(b"[{\"a\":1},"));
+        assert!(
+            b.gzip_problem
+                .unwrap()
+                .starts_with("gzip stream broken after")
+        );
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub fn is_task_name(name: &[u8]) -> bool {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Diagnostics {
     counts: BTreeMap<&'static str, u64>,
+    notes: Vec<String>,
 }
 
 impl Diagnostics {
@@ -53,19 +54,28 @@ impl Diagnostics {
             *self.counts.entry(kind).or_default() += n;
         }
     }
-    /// Adds the counts of `other`.
+    /// Adds a one-off note with details (a gzip error and its position).
+    pub fn note(&mut self, text: String) {
+        self.notes.push(text);
+    }
+    /// The notes, in the order added.
+    pub fn notes(&self) -> &[String] {
+        &self.notes
+    }
+    /// Adds the counts and notes of `other`.
     pub fn merge(&mut self, other: &Diagnostics) {
         for (k, v) in &other.counts {
             self.add(k, *v);
         }
+        self.notes.extend(other.notes.iter().cloned());
     }
     /// (kind, count) pairs in a fixed order.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
         self.counts.iter().map(|(k, v)| (*k, *v))
     }
-    /// Number of distinct kinds.
+    /// Number of warning lines: distinct kinds plus notes.
     pub fn kinds(&self) -> usize {
-        self.counts.len()
+        self.counts.len() + self.notes.len()
     }
 }
 
@@ -297,6 +307,10 @@ fn finish_scan(
     if t.events == 0 {
         let (offset, reason) = match end {
             ArrayEnd::Broken { offset, expected } => (offset, format!("expected {expected}")),
+            ArrayEnd::Truncated { offset } => (
+                offset,
+                "the file ends before the first trace event is complete".to_string(),
+            ),
             _ if walked.odd > 0 => (
                 start as u64,
                 "the array holds no trace event objects".to_string(),
