@@ -121,6 +121,7 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         Envelope::Events { start, .. } => start,
         Envelope::OtherObject { keys } => return Err(AnalyzeError::OtherJson(describe(&keys))),
     };
+    let timer = Timer::start(file);
     let mut trace = scan::scan(bytes, start, true).map_err(|e| AnalyzeError::Json {
         offset: e.offset,
         event_index: e.event_index,
@@ -131,7 +132,9 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
     let threads = tasks::threads_in_scope(&trace, s.scope);
     let top = tasks::top_level_tasks(&trace.task_marks, &threads, trace_end, &mut diagnostics);
     let long = tasks::long_tasks(&top, s.threshold);
+    timer.lap("scan");
     let profiles = profile::build(&mut trace, &mut diagnostics);
+    timer.lap("profiles");
     let first_ts = trace.first_ts.unwrap_or_default();
     let truncated = trace.truncated();
     let broken = match trace.end {
@@ -145,6 +148,7 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         .par_iter()
         .filter_map(|t| chain::resolve(t, &profiles, Some(bytes), &s.chain))
         .collect();
+    timer.lap("chains");
     diagnostics.add(
         "samples naming unknown nodes (skipped)",
         chains.iter().map(|c| c.unknown_samples).sum(),
@@ -170,6 +174,27 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         diagnostics,
         broken,
     })
+}
+
+/// Stage timings on stderr when the environment sets `TASKCHAIN_TIMINGS` (benchmarks).
+struct Timer<'a> {
+    file: &'a str,
+    start: Option<std::time::Instant>,
+}
+
+impl<'a> Timer<'a> {
+    fn start(file: &'a str) -> Self {
+        let on = std::env::var_os("TASKCHAIN_TIMINGS").is_some();
+        Timer {
+            file,
+            start: on.then(std::time::Instant::now),
+        }
+    }
+    fn lap(&self, stage: &str) {
+        if let Some(t) = self.start {
+            eprintln!("taskchain: timing: {}: {stage} done at {:?}", self.file, t.elapsed());
+        }
+    }
 }
 
 /// Says what a JSON object without `traceEvents` is.

@@ -16,7 +16,9 @@ use super::samples::{NodeStacks, Placement};
 use super::tables::{FrameTable, StackTable};
 use super::{CpuProfile, Origin};
 use crate::scan::Diagnostics;
-use crate::scan::records::{ChunkData, Node, NodeId, ProfileId, SampleArrays, ThreadKey};
+use crate::scan::records::{
+    ChunkData, Node, NodeId, ProfileChunk, ProfileData, ProfileId, ThreadKey,
+};
 use crate::time::{TimeDelta, Timestamp};
 
 /// Gathers one profile's chunks.
@@ -24,7 +26,7 @@ pub struct ProfileBuilder {
     origin: Origin,
     nodes: Vec<Node>,
     node_row: HashMap<NodeId, usize>,
-    chunks: Vec<SampleArrays>,
+    chunks: Vec<ProfileChunk>,
     duplicate_nodes: u64,
 }
 
@@ -45,9 +47,30 @@ impl ProfileBuilder {
         self.origin.thread
     }
 
-    /// Adds the next chunk (chunks must come in (ts, file order) order).
+    /// Adds the next chunk of a whole profile (a `CpuProfile` event, tests): chunks added
+    /// this way stay in the order added.
     pub fn add_chunk(&mut self, data: ChunkData) {
-        for n in data.nodes {
+        self.add_nodes(data.nodes);
+        self.chunks.push(ProfileChunk {
+            ts: Timestamp::default(),
+            order: self.chunks.len() as u64,
+            samples: data.samples,
+        });
+    }
+
+    /// Adds the `ProfileChunk`s of the profile: taken in (ts, file order) order (file
+    /// order equalled ts order in every trace seen; sorting makes it certain).
+    pub fn add_profile_data(&mut self, mut data: ProfileData) {
+        data.nodes.sort_unstable_by_key(|c| (c.ts, c.order));
+        for c in data.nodes {
+            self.add_nodes(c.nodes);
+        }
+        data.chunks.sort_unstable_by_key(|c| (c.ts, c.order));
+        self.chunks = data.chunks;
+    }
+
+    fn add_nodes(&mut self, nodes: Vec<Node>) {
+        for n in nodes {
             if self.node_row.contains_key(&n.id) {
                 self.duplicate_nodes += 1;
                 continue;
@@ -55,7 +78,6 @@ impl ProfileBuilder {
             self.node_row.insert(n.id, self.nodes.len());
             self.nodes.push(n);
         }
-        self.chunks.push(data.samples);
     }
 
     /// Links nodes, interns stacks and frames, and places the chunks in time.

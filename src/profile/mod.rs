@@ -134,13 +134,17 @@ pub fn build(trace: &mut ScannedTrace, diagnostics: &mut Diagnostics) -> Profile
             )),
         );
     }
-    let mut chunks = std::mem::take(&mut trace.chunks);
-    chunks.sort_by_key(|c| (c.ts, c.order));
     let mut orphan = 0u64;
-    for c in chunks {
-        match builders.get_mut(&(c.pid, c.id)) {
-            Some(b) => b.add_chunk(c.data),
-            None => orphan += c.data.samples.summary().count.max(1) as u64,
+    for (key, data) in std::mem::take(&mut trace.profile_data) {
+        match builders.get_mut(&key) {
+            Some(b) => b.add_profile_data(data),
+            None => {
+                orphan += data
+                    .chunks
+                    .iter()
+                    .map(|c| c.samples.summary().count.max(1) as u64)
+                    .sum::<u64>()
+            }
         }
     }
     diagnostics.add(

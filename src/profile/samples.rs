@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::index::StackIndex;
 use super::tables::SampleTable;
-use crate::scan::records::{NodeId, SampleArrays};
+use crate::scan::records::{NodeId, ProfileChunk};
 use crate::time::{TimeDelta, Timestamp};
 
 /// Node id → stack: a dense table when ids are small (Chrome numbers nodes 1, 2, 3, …),
@@ -53,21 +53,6 @@ impl NodeStacks {
     }
 }
 
-/// One chunk's sample arrays and its place in time.
-#[derive(Debug)]
-pub struct PlacedChunk {
-    /// Time before its first delta.
-    pub base: Timestamp,
-    /// Earliest sample time.
-    pub lo: Timestamp,
-    /// Latest sample time.
-    pub hi: Timestamp,
-    /// Global index of its first sample in the profile (for a stable order).
-    pub first: u64,
-    /// The arrays (in the file, or read).
-    pub arrays: SampleArrays,
-}
-
 /// The samples of the chunks that meet one window, sorted by time (ties in profile order).
 #[derive(Debug, Default)]
 pub struct WindowSamples {
@@ -81,62 +66,76 @@ pub struct WindowSamples {
     pub unreadable: u64,
 }
 
-/// All chunks of a profile, placed.
+/// All chunks of a profile with samples, placed: `chunks[i]` (moved here, not copied)
+/// starts at `base[i]` and its first sample is the profile's sample number `first[i]`.
 #[derive(Debug, Default)]
 pub struct Placement {
-    /// Chunks with samples, in profile order.
-    pub chunks: Vec<PlacedChunk>,
-    /// Chunk indices sorted by `lo`.
+    chunks: Vec<ProfileChunk>,
+    base: Vec<Timestamp>,
+    first: Vec<u64>,
+    /// Chunk indices sorted by earliest sample time.
     by_lo: Vec<u32>,
-    /// Longest `hi − lo` of a chunk.
+    /// Longest span of a chunk.
     widest: TimeDelta,
+    /// Number of samples of all chunks.
+    count: u64,
 }
 
 impl Placement {
-    /// Places `arrays` (chunks in profile order) from `t0`.
-    pub fn new(t0: Timestamp, arrays: Vec<SampleArrays>) -> Placement {
-        let mut base = t0;
-        let mut first = 0u64;
-        let mut chunks = Vec::with_capacity(arrays.len());
-        for a in arrays {
-            let s = a.summary();
-            if s.count > 0 {
-                chunks.push(PlacedChunk {
-                    base,
-                    lo: base + s.min_prefix,
-                    hi: base + s.max_prefix,
-                    first,
-                    arrays: a,
-                });
+    /// Places `chunks` (in profile order) from `t0`; chunks without samples are dropped.
+    pub fn new(t0: Timestamp, mut chunks: Vec<ProfileChunk>) -> Placement {
+        let mut base = Vec::with_capacity(chunks.len());
+        let mut first = Vec::with_capacity(chunks.len());
+        let (mut t, mut n) = (t0, 0u64);
+        chunks.retain(|c| {
+            let s = c.samples.summary();
+            let keep = s.count > 0;
+            if keep {
+                base.push(t);
+                first.push(n);
             }
-            first += s.count as u64;
-            base = base + s.sum;
-        }
-        let mut by_lo: Vec<u32> = (0..chunks.len() as u32).collect();
-        by_lo.sort_by_key(|&i| (chunks[i as usize].lo, i));
-        let widest = chunks
-            .iter()
-            .map(|c| c.hi.since(c.lo))
+            t = t + s.sum;
+            n += s.count as u64;
+            keep
+        });
+        chunks.shrink_to_fit();
+        let mut p = Placement {
+            chunks,
+            base,
+            first,
+            by_lo: Vec::new(),
+            widest: TimeDelta::ZERO,
+            count: n,
+        };
+        let mut by_lo: Vec<u32> = (0..p.chunks.len() as u32).collect();
+        by_lo.sort_unstable_by_key(|&i| (p.lo(i as usize), i));
+        p.widest = (0..p.chunks.len())
+            .map(|i| p.hi(i).since(p.lo(i)))
             .max()
             .unwrap_or_default();
-        Placement {
-            chunks,
-            by_lo,
-            widest,
-        }
+        p.by_lo = by_lo;
+        p
+    }
+
+    /// Earliest sample time of chunk `i`.
+    fn lo(&self, i: usize) -> Timestamp {
+        self.base[i] + self.chunks[i].samples.summary().min_prefix
+    }
+
+    /// Latest sample time of chunk `i`.
+    fn hi(&self, i: usize) -> Timestamp {
+        self.base[i] + self.chunks[i].samples.summary().max_prefix
     }
 
     /// Number of samples in all chunks.
     pub fn sample_count(&self) -> u64 {
-        self.chunks
-            .last()
-            .map_or(0, |c| c.first + c.arrays.summary().count as u64)
+        self.count
     }
 
     /// (earliest, latest) sample time.
     pub fn bounds(&self) -> Option<(Timestamp, Timestamp)> {
-        let lo = self.chunks.iter().map(|c| c.lo).min()?;
-        let hi = self.chunks.iter().map(|c| c.hi).max()?;
+        let lo = (0..self.chunks.len()).map(|i| self.lo(i)).min()?;
+        let hi = (0..self.chunks.len()).map(|i| self.hi(i)).max()?;
         Some((lo, hi))
     }
 
@@ -144,12 +143,12 @@ impl Placement {
     pub fn meeting(&self, start: Timestamp, end: Timestamp) -> Vec<usize> {
         let from = self
             .by_lo
-            .partition_point(|&i| self.chunks[i as usize].lo < start - self.widest);
+            .partition_point(|&i| self.lo(i as usize) < start - self.widest);
         let mut out: Vec<usize> = self.by_lo[from..]
             .iter()
             .map(|&i| i as usize)
-            .take_while(|&i| self.chunks[i].lo < end)
-            .filter(|&i| self.chunks[i].hi >= start)
+            .take_while(|&i| self.lo(i) < end)
+            .filter(|&i| self.hi(i) >= start)
             .collect();
         out.sort_unstable();
         out
@@ -166,19 +165,18 @@ impl Placement {
         let mut out = WindowSamples::default();
         let mut rows: Vec<(Timestamp, u64, StackIndex)> = Vec::new();
         for i in self.meeting(start, end) {
-            let c = &self.chunks[i];
-            let Some((ids, deltas)) = c.arrays.read(file) else {
+            let Some((ids, deltas)) = self.chunks[i].samples.read(file) else {
                 out.unreadable += 1;
                 continue;
             };
-            let mut t = c.base;
+            let (mut t, first) = (self.base[i], self.first[i]);
             for (k, (id, d)) in ids.iter().zip(&deltas).enumerate() {
                 t = t + *d;
                 if d.is_negative() {
                     out.reordered.push(t);
                 }
                 match stacks.get(*id) {
-                    Some(s) => rows.push((t, c.first + k as u64, s)),
+                    Some(s) => rows.push((t, first + k as u64, s)),
                     None => out.unknown += 1,
                 }
             }
@@ -198,15 +196,17 @@ impl Placement {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::records::ChunkData;
+    use crate::scan::records::SampleArrays;
 
-    fn arrays(deltas: &[i64]) -> SampleArrays {
-        ChunkData::from_arrays(
-            vec![],
-            deltas.iter().map(|_| NodeId(1)).collect(),
-            deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),
-        )
-        .samples
+    fn arrays(deltas: &[i64]) -> ProfileChunk {
+        ProfileChunk {
+            ts: Timestamp::default(),
+            order: 0,
+            samples: SampleArrays::read_now(
+                deltas.iter().map(|_| NodeId(1)).collect(),
+                deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),
+            ),
+        }
     }
 
     #[test]
@@ -217,10 +217,8 @@ mod tests {
             vec![arrays(&[10, -4, 20]), arrays(&[]), arrays(&[5])],
         );
         let us = |t: Timestamp| t.as_nanos() / 1000;
-        let spans: Vec<_> = p
-            .chunks
-            .iter()
-            .map(|c| (us(c.base), us(c.lo), us(c.hi), c.first))
+        let spans: Vec<_> = (0..p.chunks.len())
+            .map(|i| (us(p.base[i]), us(p.lo(i)), us(p.hi(i)), p.first[i]))
             .collect();
         assert_eq!(spans, [(100, 106, 126, 0), (126, 131, 131, 3)]);
         assert_eq!(p.sample_count(), 4);

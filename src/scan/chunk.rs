@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use super::json::{Lexed, Numbers, Token, members, micros_to_nanos};
+use super::json::{Lexed, Token, fold_numbers, members, micros_to_nanos};
 use super::records::NodeId;
 use crate::time::TimeDelta;
 
@@ -122,21 +122,19 @@ pub fn count_elements(b: &[u8], r: &Range<usize>) -> usize {
 
 /// Summarises the first `limit` deltas of the array at `b[r]`.
 pub fn summarize_deltas(b: &[u8], r: &Range<usize>, limit: usize) -> Lexed<DeltaSummary> {
-    let (mut sum, mut lo, mut hi, mut negatives) = (0i64, i64::MAX, i64::MIN, 0u32);
-    let mut count = 0u32;
-    let mut it = Numbers::new(&b[..r.end], r.start);
-    for t in it.by_ref().take(limit) {
-        let d = delta_ns(t);
-        sum = sum.wrapping_add(d);
-        lo = lo.min(sum);
-        hi = hi.max(sum);
-        negatives += (d < 0) as u32;
-        count += 1;
-    }
-    it.by_ref().for_each(drop);
-    it.finish()?;
+    // (pairs taken, sum, lowest and highest running sum, negatives), all in ns.
+    let init = (0usize, 0i64, i64::MAX, i64::MIN, 0u32);
+    let ((count, sum, lo, hi, negatives), _) =
+        fold_numbers(&b[..r.end], r.start, init, |(k, sum, lo, hi, neg), t| {
+            if k == limit {
+                return (k, sum, lo, hi, neg);
+            }
+            let d = delta_ns(t);
+            let sum = sum.wrapping_add(d);
+            (k + 1, sum, lo.min(sum), hi.max(sum), neg + (d < 0) as u32)
+        })?;
     Ok(DeltaSummary {
-        count,
+        count: count as u32,
         sum: TimeDelta::from_nanos(sum),
         min_prefix: TimeDelta::from_nanos(if count > 0 { lo } else { 0 }),
         max_prefix: TimeDelta::from_nanos(if count > 0 { hi } else { 0 }),
@@ -151,28 +149,33 @@ pub fn read_deltas(
     limit: usize,
     out: &mut Vec<TimeDelta>,
 ) -> Lexed<()> {
-    let mut it = Numbers::new(&b[..r.end], r.start);
-    out.extend(
-        it.by_ref()
-            .take(limit)
-            .map(|t| TimeDelta::from_nanos(delta_ns(t))),
-    );
-    it.by_ref().for_each(drop);
-    it.finish().map(drop)
+    let end = out.len() + limit;
+    fold_numbers(&b[..r.end], r.start, (), |(), t| {
+        if out.len() < end {
+            out.push(TimeDelta::from_nanos(delta_ns(t)));
+        }
+    })
+    .map(drop)
 }
 
 /// The first `limit` sample node ids of the array at `b[r]` (non-integers become -1, an
 /// id no node has).
-pub fn read_samples(b: &[u8], r: &Range<usize>, limit: usize, out: &mut Vec<NodeId>) -> Lexed<()> {
-    let mut it = Numbers::new(&b[..r.end], r.start);
-    out.extend(it.by_ref().take(limit).map(|t| {
-        NodeId(match t {
-            Token::Int(id) => id,
-            Token::Other(_) => -1,
-        })
-    }));
-    it.by_ref().for_each(drop);
-    it.finish().map(drop)
+pub fn read_samples(
+    b: &[u8],
+    r: &Range<usize>,
+    limit: usize,
+    out: &mut Vec<NodeId>,
+) -> Lexed<()> {
+    let end = out.len() + limit;
+    fold_numbers(&b[..r.end], r.start, (), |(), t| {
+        if out.len() < end {
+            out.push(NodeId(match t {
+                Token::Int(id) => id,
+                Token::Other(_) => -1,
+            }));
+        }
+    })
+    .map(drop)
 }
 
 #[cfg(test)]

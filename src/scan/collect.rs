@@ -198,12 +198,24 @@ impl Collector {
 
     fn chunk(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
         let data = self.sample_data(ev).unwrap_or_default();
-        self.t.chunks.push(ProfileChunk {
-            pid: thread.pid,
-            id: Self::profile_id(ev, thread),
-            ts: ts.unwrap_or_default(),
+        let ts = ts.unwrap_or_default();
+        let entry = self
+            .t
+            .profile_data
+            .entry((thread.pid, Self::profile_id(ev, thread)))
+            .or_default();
+        if !data.nodes.is_empty() || data.start_time.is_some() {
+            entry.nodes.push(ChunkNodes {
+                ts,
+                order: ev.offset,
+                nodes: data.nodes,
+                start_time: data.start_time,
+            });
+        }
+        entry.chunks.push(ProfileChunk {
+            ts,
             order: ev.offset,
-            data,
+            samples: data.samples,
         });
     }
 
@@ -279,8 +291,8 @@ impl Collector {
                 };
                 let at = args.as_ptr() as usize - base;
                 SampleArrays::InFile {
-                    samples: at + sr.start..at + sr.end,
-                    deltas: at + dr.start..at + dr.end,
+                    samples: Span::of(at + sr.start..at + sr.end),
+                    deltas: Span::of(at + dr.start..at + dr.end),
                     summary,
                 }
             }
@@ -292,13 +304,7 @@ impl Collector {
                 {
                     return bad(self);
                 }
-                let mut summary = chunk::DeltaSummary::default();
-                deltas.iter().for_each(|d| summary.push(*d));
-                SampleArrays::Read {
-                    samples,
-                    deltas,
-                    summary,
-                }
+                SampleArrays::read_now(samples, deltas)
             }
         };
         Some(out)
@@ -351,7 +357,14 @@ impl Collector {
         self.t.thread_names.extend(t.thread_names);
         self.t.task_marks.extend(t.task_marks);
         self.t.profiles.extend(t.profiles);
-        self.t.chunks.extend(t.chunks);
+        for (key, data) in t.profile_data {
+            match self.t.profile_data.entry(key) {
+                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().append(data),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(data);
+                }
+            }
+        }
         self.t.cpu_profiles.extend(t.cpu_profiles);
         self.t.first_ts = combine(self.t.first_ts, t.first_ts, Ord::min);
         self.t.last_ts = combine(self.t.last_ts, t.last_ts, Ord::max);
@@ -450,9 +463,8 @@ mod tests {
         assert_eq!(t.profiles[0].thread, k);
         assert_eq!(t.profiles[0].start_time, Some(Timestamp::from_micros(1000)));
         assert_eq!(t.profiles[0].source.as_deref(), Some("Internal"));
-        let c = &t.chunks[0];
-        assert_eq!((c.pid, &c.id.0[..]), (Pid(5), "0x1"));
-        let (samples, deltas) = c.data.samples.read(None).unwrap();
+        let p = &t.profile_data[&(Pid(5), ProfileId("0x1".into()))];
+        let (samples, deltas) = p.chunks[0].samples.read(None).unwrap();
         assert_eq!(samples, vec![NodeId(2), NodeId(2), NodeId(1)]);
         assert_eq!(
             deltas,
@@ -462,7 +474,8 @@ mod tests {
                 TimeDelta::from_micros(5)
             ]
         );
-        let f = &c.data.nodes[1].call_frame;
+        let nodes = &p.nodes[0].nodes;
+        let f = &nodes[1].call_frame;
         assert_eq!(
             (
                 &f.function_name[..],
@@ -472,8 +485,8 @@ mod tests {
             ),
             ("f", "u.js", 3, 9)
         );
-        assert_eq!(c.data.nodes[1].parent, Some(NodeId(1)));
-        assert_eq!(c.data.nodes[0].call_frame.line_number, -1);
+        assert_eq!(nodes[1].parent, Some(NodeId(1)));
+        assert_eq!(nodes[0].call_frame.line_number, -1);
         // Metadata does not count for the trace's first ts.
         assert_eq!(t.first_ts, Some(Timestamp::from_micros(1004)));
     }
@@ -484,7 +497,7 @@ mod tests {
         let mut c = Collector::over_file(file);
         c.event(&TraceEvent::parse(file, 0, 0).unwrap().0);
         let t = c.finish();
-        let arrays = &t.chunks[0].data.samples;
+        let arrays = &t.profile_data[&(Pid(1), ProfileId("0x1".into()))].chunks[0].samples;
         assert!(matches!(arrays, SampleArrays::InFile { .. }));
         // Running sums 10, 6.
         assert_eq!(arrays.summary().min_prefix, TimeDelta::from_micros(6));
@@ -502,7 +515,8 @@ mod tests {
         let t = collect(&[
             r#"{"args":{"data":{"cpuProfile":{"samples":[1,2,3]},"timeDeltas":[5,6]}},"id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":1}"#,
         ]);
-        assert_eq!(t.chunks[0].data.samples.summary().count, 2);
+        let p = &t.profile_data[&(Pid(1), ProfileId("0x1".into()))];
+        assert_eq!(p.chunks[0].samples.summary().count, 2);
         assert_eq!(t.diagnostics.kinds(), 1);
     }
 
@@ -513,8 +527,9 @@ mod tests {
             r#"{"args":{"data":{"endTime":5}},"id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":2}"#,
             r#"{"args":"__stripped__","id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":3}"#,
         ]);
-        assert_eq!(t.chunks.len(), 3);
-        assert!(t.chunks.iter().all(|c| c.data.samples.summary().count == 0));
+        let p = &t.profile_data[&(Pid(1), ProfileId("0x1".into()))];
+        assert_eq!(p.chunks.len(), 3);
+        assert!(p.chunks.iter().all(|c| c.samples.summary().count == 0));
     }
 
     #[test]

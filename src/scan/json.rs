@@ -236,75 +236,37 @@ pub enum Token<'a> {
 }
 
 /// Reads a JSON array of numbers starting at `b[i]` (`[`), calling `f` for each element;
-/// returns the count. See [`Numbers`].
+/// returns the count. See [`fold_numbers`].
 #[inline(always)]
 pub fn int_array<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(Token<'a>)) -> Lexed<usize> {
-    let mut it = Numbers::new(b, i);
-    for t in &mut it {
-        f(t);
-    }
-    it.finish()
+    fold_numbers(b, i, (), |(), t| f(t)).map(|((), n)| n)
 }
 
-/// The elements of a JSON number array, as an iterator, so that callers keep their
-/// running values in registers. The integer path parses while it scans, eight bytes at a
-/// time: the hot loop of a trace's `samples` and `timeDeltas`. After the last element,
-/// [`Numbers::finish`] tells whether the array was well formed.
-pub struct Numbers<'a> {
+/// Folds the elements of the JSON number array at `b[i]` (`[`) into an accumulator that
+/// travels by value (so it stays in registers); returns it with the element count. The
+/// integer path parses while it scans, eight bytes at a time: the hot loop of a trace's
+/// `samples` and `timeDeltas`.
+#[inline(always)]
+pub fn fold_numbers<'a, A>(
     b: &'a [u8],
-    j: usize,
-    n: usize,
-    state: Lexed<()>,
-    done: bool,
-}
-
-impl<'a> Numbers<'a> {
-    /// Starts at `b[i]`, which must be `[`.
-    #[inline]
-    pub fn new(b: &'a [u8], i: usize) -> Self {
-        let mut it = Numbers {
-            b,
-            j: i,
-            n: 0,
-            state: Ok(()),
-            done: false,
-        };
-        if b.get(i) != Some(&b'[') {
-            it.fail(LexError::Malformed {
-                offset: i,
-                expected: "an array",
-            });
-        } else {
-            it.j = skip_ws(b, i + 1);
-            if b.get(it.j) == Some(&b']') {
-                it.done = true;
-            }
-        }
-        it
+    i: usize,
+    init: A,
+    mut f: impl FnMut(A, Token<'a>) -> A,
+) -> Lexed<(A, usize)> {
+    if b.get(i) != Some(&b'[') {
+        return Err(LexError::Malformed {
+            offset: i,
+            expected: "an array",
+        });
     }
-
-    fn fail(&mut self, e: LexError) {
-        self.state = Err(e);
-        self.done = true;
+    let mut acc = init;
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b']') {
+        return Ok((acc, 0));
     }
-
-    /// The number of elements, or why the array is not well formed.
-    pub fn finish(self) -> Lexed<usize> {
-        self.state.map(|()| self.n)
-    }
-}
-
-impl<'a> Iterator for Numbers<'a> {
-    type Item = Token<'a>;
-
-    #[inline(always)]
-    fn next(&mut self) -> Option<Token<'a>> {
-        if self.done {
-            return None;
-        }
-        let b = self.b;
-        let start = self.j;
-        let mut j = start;
+    let mut n = 0;
+    loop {
+        let start = j;
         let neg = b.get(j) == Some(&b'-');
         j += neg as usize;
         let (v, digits) = match load8(b, j) {
@@ -316,49 +278,40 @@ impl<'a> Iterator for Numbers<'a> {
             None => slow_digits(b, j),
         };
         j += digits;
-        let plain = digits > 0 && digits <= 18 && !matches!(b.get(j), Some(b'.' | b'e' | b'E'));
+        let plain =
+            digits > 0 && digits <= 18 && !matches!(b.get(j), Some(b'.' | b'e' | b'E'));
         let token = if plain {
             Token::Int(if neg { -v } else { v })
         } else {
-            match skip_value(b, start) {
-                Ok(end) => {
-                    j = end;
-                    Token::Other(&b[start..end])
-                }
-                Err(e) => {
-                    self.fail(e);
-                    return None;
+            j = skip_value(b, start)?;
+            Token::Other(&b[start..j])
+        };
+        // The separator first: a token followed by junk is not handed out.
+        let sep = match b.get(j) {
+            Some(&c @ (b',' | b']')) => c,
+            _ => {
+                j = skip_ws(b, j);
+                match b.get(j) {
+                    None => return Err(LexError::Incomplete),
+                    Some(&c @ (b',' | b']')) => c,
+                    Some(_) => {
+                        return Err(LexError::Malformed {
+                            offset: j,
+                            expected: "',' or ']' in a number array",
+                        });
+                    }
                 }
             }
         };
-        self.n += 1;
-        match b.get(j) {
-            Some(b',') if !b.get(j + 1).is_some_and(|&c| is_ws(c)) => {
-                self.j = j + 1;
-                return Some(token);
-            }
-            Some(b']') => {
-                self.done = true;
-                return Some(token);
-            }
-            _ => {}
+        acc = f(acc, token);
+        n += 1;
+        if sep == b']' {
+            return Ok((acc, n));
         }
-        j = skip_ws(b, j);
-        match b.get(j) {
-            None => self.fail(LexError::Incomplete),
-            Some(b',') => self.j = skip_ws(b, j + 1),
-            Some(b']') => self.done = true,
-            Some(_) => self.fail(LexError::Malformed {
-                offset: j,
-                expected: "',' or ']' in a number array",
-            }),
+        j += 1;
+        if b.get(j).is_some_and(|&c| is_ws(c)) {
+            j = skip_ws(b, j);
         }
-        // A token followed by junk is not handed out: the array is broken there.
-        if self.state.is_err() {
-            self.n -= 1;
-            return None;
-        }
-        Some(token)
     }
 }
 

@@ -107,8 +107,8 @@ pub struct ScannedTrace {
     pub task_marks: Vec<TaskMark>,
     /// `Profile` events.
     pub profiles: Vec<ProfileEvent>,
-    /// `ProfileChunk` events.
-    pub chunks: Vec<ProfileChunk>,
+    /// `ProfileChunk` events' samples and nodes, by profile (pid, id).
+    pub profile_data: HashMap<ProfileKey, ProfileData>,
     /// Legacy `CpuProfile` events.
     pub cpu_profiles: Vec<CpuProfileEvent>,
     /// Renderer pids that hosted the outermost main frame, per `TracingStartedInBrowser`,

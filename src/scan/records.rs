@@ -43,6 +43,9 @@ impl fmt::Display for Tid {
 #[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ProfileId(pub String);
 
+/// A profile's key: (pid, `id`), since ids repeat across processes.
+pub type ProfileKey = (Pid, ProfileId);
+
 /// A node `id` from `cpuProfile.nodes` (sparse, foreign; never an index into our tables).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct NodeId(pub i64);
@@ -122,15 +125,16 @@ pub struct ProfileEvent {
     pub order: u64,
 }
 
-/// The samples part of a `ProfileChunk` or `CpuProfile`: the nodes new in it, and its
-/// `samples` (node ids of the top frame) paired with `timeDeltas` (µs in the file, signed).
+/// The samples part of a `ProfileChunk` or `CpuProfile`: the nodes new in it, its
+/// `samples` (node ids of the top frame) paired with `timeDeltas` (µs in the file,
+/// signed), and `cpuProfile.startTime` when the event carries a whole CDP profile.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ChunkData {
     /// Nodes defined here (incremental in chunks, all of them in a `CpuProfile`).
     pub nodes: Vec<Node>,
     /// The sample arrays, read or still in the file.
     pub samples: SampleArrays,
-    /// `cpuProfile.startTime` when the event carries a whole CDP profile.
+    /// `cpuProfile.startTime`.
     pub start_time: Option<Timestamp>,
 }
 
@@ -138,21 +142,44 @@ impl ChunkData {
     /// A chunk with its arrays already read (tests, stream inputs). Pairs beyond the
     /// shorter array are dropped.
     pub fn from_arrays(nodes: Vec<Node>, samples: Vec<NodeId>, deltas: Vec<TimeDelta>) -> Self {
-        let n = samples.len().min(deltas.len());
-        let mut summary = DeltaSummary::default();
-        for d in &deltas[..n] {
-            summary.push(*d);
-        }
         ChunkData {
             nodes,
-            samples: SampleArrays::Read {
-                samples: samples[..n].to_vec(),
-                deltas: deltas[..n].to_vec(),
-                summary,
-            },
+            samples: SampleArrays::read_now(samples, deltas),
             start_time: None,
         }
     }
+}
+
+/// A byte range of the whole file, compact (`start`, `len`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// First byte.
+    pub start: u64,
+    /// Length.
+    pub len: u32,
+}
+
+impl Span {
+    /// From a range (lengths over 4 GiB are cut; no JSON array of a chunk is that long).
+    pub fn of(r: Range<usize>) -> Span {
+        Span {
+            start: r.start as u64,
+            len: u32::try_from(r.len()).unwrap_or(u32::MAX),
+        }
+    }
+    /// As a range.
+    pub fn range(self) -> Range<usize> {
+        self.start as usize..self.start as usize + self.len as usize
+    }
+}
+
+/// Arrays already read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadArrays {
+    /// Node ids.
+    pub samples: Vec<NodeId>,
+    /// Deltas.
+    pub deltas: Vec<TimeDelta>,
 }
 
 /// `samples` and `timeDeltas` of one chunk, equal in length (the longer one is cut).
@@ -161,39 +188,44 @@ pub enum SampleArrays {
     /// Still in the file: byte ranges of the two JSON arrays in the whole (mapped) file,
     /// read only when the chunk's time span meets a long task.
     InFile {
-        /// Range of the `samples` array.
-        samples: Range<usize>,
-        /// Range of the `timeDeltas` array.
-        deltas: Range<usize>,
+        /// The `samples` array.
+        samples: Span,
+        /// The `timeDeltas` array.
+        deltas: Span,
         /// Deltas summary (its `count` is the number of pairs).
         summary: DeltaSummary,
     },
     /// Already read (inputs that cannot be read twice, such as a gzip stream).
-    Read {
-        /// Node ids.
-        samples: Vec<NodeId>,
-        /// Deltas.
-        deltas: Vec<TimeDelta>,
-        /// Deltas summary.
-        summary: DeltaSummary,
-    },
+    Read(Box<ReadArrays>, DeltaSummary),
 }
 
 impl Default for SampleArrays {
     fn default() -> Self {
-        SampleArrays::Read {
-            samples: Vec::new(),
-            deltas: Vec::new(),
-            summary: DeltaSummary::default(),
-        }
+        SampleArrays::Read(
+            Box::new(ReadArrays {
+                samples: Vec::new(),
+                deltas: Vec::new(),
+            }),
+            DeltaSummary::default(),
+        )
     }
 }
 
 impl SampleArrays {
+    /// Arrays already read; pairs beyond the shorter one are dropped.
+    pub fn read_now(mut samples: Vec<NodeId>, mut deltas: Vec<TimeDelta>) -> Self {
+        let n = samples.len().min(deltas.len());
+        samples.truncate(n);
+        deltas.truncate(n);
+        let mut summary = DeltaSummary::default();
+        deltas.iter().for_each(|d| summary.push(*d));
+        SampleArrays::Read(Box::new(ReadArrays { samples, deltas }), summary)
+    }
+
     /// The deltas summary.
     pub fn summary(&self) -> DeltaSummary {
         match self {
-            SampleArrays::InFile { summary, .. } | SampleArrays::Read { summary, .. } => *summary,
+            SampleArrays::InFile { summary, .. } | SampleArrays::Read(_, summary) => *summary,
         }
     }
 
@@ -201,9 +233,7 @@ impl SampleArrays {
     /// when they are in a file that is not given or their bytes are not number arrays.
     pub fn read(&self, file: Option<&[u8]>) -> Option<(Vec<NodeId>, Vec<TimeDelta>)> {
         match self {
-            SampleArrays::Read {
-                samples, deltas, ..
-            } => Some((samples.clone(), deltas.clone())),
+            SampleArrays::Read(a, _) => Some((a.samples.clone(), a.deltas.clone())),
             SampleArrays::InFile {
                 samples,
                 deltas,
@@ -213,28 +243,55 @@ impl SampleArrays {
                 let n = summary.count as usize;
                 let mut ids = Vec::with_capacity(n);
                 let mut ds = Vec::with_capacity(n);
-                read_samples(b, samples, n, &mut ids).ok()?;
-                read_deltas(b, deltas, n, &mut ds).ok()?;
+                read_samples(b, &samples.range(), n, &mut ids).ok()?;
+                read_deltas(b, &deltas.range(), n, &mut ds).ok()?;
                 (ids.len() == n && ds.len() == n).then_some((ids, ds))
             }
         }
     }
 }
 
-/// A `ProfileChunk` event (`ph` P) of profile (pid, `id`). Its `tid` is usually the
-/// profiler thread's and is not kept: the profile belongs to its `Profile` event's thread.
+/// One `ProfileChunk` event's samples, kept per profile (see [`ProfileData`]). Its `tid` is
+/// usually the profiler thread's and is not kept: the profile belongs to its `Profile`
+/// event's thread. Compact: a 1 GB trace holds about a million of these.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileChunk {
-    /// `pid`.
-    pub pid: Pid,
-    /// `id`.
-    pub id: ProfileId,
     /// The event's `ts`; chunks are taken in (ts, order) order.
     pub ts: Timestamp,
     /// Byte offset in the file.
     pub order: u64,
-    /// The samples and nodes.
-    pub data: ChunkData,
+    /// The sample arrays.
+    pub samples: SampleArrays,
+}
+
+/// Nodes (and a CDP `startTime`) that a `ProfileChunk` defined; most chunks define none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkNodes {
+    /// The chunk's `ts`.
+    pub ts: Timestamp,
+    /// The chunk's byte offset.
+    pub order: u64,
+    /// The nodes.
+    pub nodes: Vec<Node>,
+    /// `cpuProfile.startTime`, when given.
+    pub start_time: Option<Timestamp>,
+}
+
+/// The chunks of one profile (pid, `id`), in file order as collected.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProfileData {
+    /// Sample arrays of each chunk.
+    pub chunks: Vec<ProfileChunk>,
+    /// Nodes of the chunks that define some.
+    pub nodes: Vec<ChunkNodes>,
+}
+
+impl ProfileData {
+    /// Appends what a later part of the file collected for the same profile.
+    pub fn append(&mut self, later: ProfileData) {
+        self.chunks.extend(later.chunks);
+        self.nodes.extend(later.nodes);
+    }
 }
 
 /// A legacy `CpuProfile` event (M65–M68, and DevTools' synthesised one): a whole profile of

@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Run a command, report wall time, peak RSS and peak anonymous RSS (Linux).
+
+Usage: scripts/measure.py -- CMD [ARGS...]
+Prints one line: `wall_s=<s> peak_rss_kb=<kb> peak_anon_kb=<kb> exit=<code>`.
+Peak RSS is the kernel's VmHWM (it includes pages of a mapped input file); peak anonymous
+RSS is the largest RssAnon seen when polling /proc/PID/status every 10 ms (memory the
+program allocated, without file-backed pages), which is what the memory target measures.
+The command's stdout goes to /dev/null, its stderr passes through.
+"""
+import subprocess
+import sys
+import time
+
+
+def field(pid, name):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(name + ":"):
+                    return int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return None
+
+
+def main():
+    cmd = sys.argv[sys.argv.index("--") + 1:]
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    peak_anon = peak_rss = 0
+    while p.poll() is None:
+        a, r = field(p.pid, "RssAnon"), field(p.pid, "VmHWM")
+        peak_anon = max(peak_anon, a or 0)
+        peak_rss = max(peak_rss, r or 0)
+        time.sleep(0.01)
+    wall = time.perf_counter() - t
+    print(f"wall_s={wall:.3f} peak_rss_kb={peak_rss} peak_anon_kb={peak_anon} exit={p.returncode}")
+
+
+if __name__ == "__main__":
+    main()
