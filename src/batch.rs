@@ -75,7 +75,11 @@ pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
     let t = std::time::Instant::now();
     let data = input::read(inp)?;
     if std::env::var_os("TASKCHAIN_TIMINGS").is_some() {
-        eprintln!("taskchain: timing: {}: read in {:?}", inp.display_name(), t.elapsed());
+        eprintln!(
+            "taskchain: timing: {}: read in {:?}",
+            inp.display_name(),
+            t.elapsed()
+        );
     }
     let path = inp.path();
     let mut rep = analyze_bytes(&inp.display_name(), &data.bytes, s).map_err(|e| match e {

@@ -192,7 +192,11 @@ impl<'a> Timer<'a> {
     }
     fn lap(&self, stage: &str) {
         if let Some(t) = self.start {
-            eprintln!("taskchain: timing: {}: {stage} done at {:?}", self.file, t.elapsed());
+            eprintln!(
+                "taskchain: timing: {}: {stage} done at {:?}",
+                self.file,
+                t.elapsed()
+            );
         }
     }
 }

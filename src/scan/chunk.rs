@@ -160,12 +160,7 @@ pub fn read_deltas(
 
 /// The first `limit` sample node ids of the array at `b[r]` (non-integers become -1, an
 /// id no node has).
-pub fn read_samples(
-    b: &[u8],
-    r: &Range<usize>,
-    limit: usize,
-    out: &mut Vec<NodeId>,
-) -> Lexed<()> {
+pub fn read_samples(b: &[u8], r: &Range<usize>, limit: usize, out: &mut Vec<NodeId>) -> Lexed<()> {
     let end = out.len() + limit;
     fold_numbers(&b[..r.end], r.start, (), |(), t| {
         if out.len() < end {
