@@ -17,7 +17,7 @@ use crate::chain::ChainStatus;
 use crate::error::Error;
 use crate::input::{self, InputPath};
 use crate::report::{FileError, Format, ReportRow, csv::CsvWriter, json};
-use crate::{AnalyzeError, Config, FileReport, Settings, analyze_bytes};
+use crate::{AnalyzeError, Config, FileReport, Settings, analyze_bytes, analyze_stream};
 
 /// What became of one input.
 #[derive(Debug)]
@@ -72,17 +72,13 @@ impl BatchSummary {
 
 /// Reads and analyses one input.
 pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
-    let t = std::time::Instant::now();
-    let data = input::read(inp)?;
-    if std::env::var_os("TASKCHAIN_TIMINGS").is_some() {
-        eprintln!(
-            "taskchain: timing: {}: read in {:?}",
-            inp.display_name(),
-            t.elapsed()
-        );
-    }
     let path = inp.path();
-    let mut rep = analyze_bytes(&inp.display_name(), &data.bytes, s).map_err(|e| match e {
+    let name = inp.display_name();
+    let result = match input::open(inp)? {
+        input::Source::Whole(data) => analyze_bytes(&name, &data.bytes, s),
+        input::Source::Gzip(blocks) => analyze_stream(&name, blocks, s),
+    };
+    result.map_err(|e| match e {
         AnalyzeError::NotATrace(reason) => Error::NotATrace { path, reason },
         AnalyzeError::OtherJson(reason) => Error::OtherJson { path, reason },
         AnalyzeError::Json {
@@ -95,11 +91,7 @@ pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
             event_index,
             reason,
         },
-    })?;
-    if let Some(p) = data.gzip_problem {
-        rep.diagnostics.note(p);
-    }
-    Ok(rep)
+    })
 }
 
 /// Everything a batch found: rows in SPEC §3 order, failed files, and counts.

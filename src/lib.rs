@@ -122,17 +122,60 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         Envelope::OtherObject { keys } => return Err(AnalyzeError::OtherJson(describe(&keys))),
     };
     let timer = Timer::start(file);
-    let mut trace = scan::scan(bytes, start, true).map_err(|e| AnalyzeError::Json {
-        offset: e.offset,
-        event_index: e.event_index,
-        reason: e.reason,
+    let trace = scan::scan(bytes, start, true).map_err(AnalyzeError::from)?;
+    timer.lap("scan");
+    Ok(analyze_scanned(file, trace, Some(bytes), s, &timer))
+}
+
+/// Analyses one trace arriving in blocks (a gzip stream). A stream error after some data
+/// is a note in the report's diagnostics (the part before it was used).
+pub fn analyze_stream(
+    file: &str,
+    source: impl scan::stream::BlockSource,
+    s: &Settings,
+) -> Result<FileReport, AnalyzeError> {
+    use scan::stream::StreamError;
+    let timer = Timer::start(file);
+    let (trace, stream_error) = scan::stream::scan_blocks(source).map_err(|e| match e {
+        StreamError::Envelope(e) => AnalyzeError::from(e),
+        StreamError::OtherObject(keys) => AnalyzeError::OtherJson(describe(&keys)),
+        StreamError::Scan(e) => AnalyzeError::from(e),
     })?;
+    timer.lap("scan");
+    let mut rep = analyze_scanned(file, trace, None, s, &timer);
+    if let Some(e) = stream_error {
+        rep.diagnostics.note(format!(
+            "gzip stream broken ({e}) after {} events; the part before it was used",
+            rep.events
+        ));
+    }
+    Ok(rep)
+}
+
+impl From<scan::ScanError> for AnalyzeError {
+    fn from(e: scan::ScanError) -> Self {
+        AnalyzeError::Json {
+            offset: e.offset,
+            event_index: e.event_index,
+            reason: e.reason,
+        }
+    }
+}
+
+/// Profiles, tasks and chains of a scanned trace. `file_bytes`: the whole trace, when its
+/// sample arrays were left in it.
+fn analyze_scanned(
+    file: &str,
+    mut trace: scan::ScannedTrace,
+    file_bytes: Option<&[u8]>,
+    s: &Settings,
+    timer: &Timer<'_>,
+) -> FileReport {
     let mut diagnostics = std::mem::take(&mut trace.diagnostics);
     let trace_end = trace.last_ts.unwrap_or_default();
     let threads = tasks::threads_in_scope(&trace, s.scope);
     let top = tasks::top_level_tasks(&trace.task_marks, &threads, trace_end, &mut diagnostics);
     let long = tasks::long_tasks(&top, s.threshold);
-    timer.lap("scan");
     let profiles = profile::build(&mut trace, &mut diagnostics);
     timer.lap("profiles");
     let first_ts = trace.first_ts.unwrap_or_default();
@@ -146,7 +189,7 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
     };
     let chains: Vec<chain::TaskChain> = long
         .par_iter()
-        .filter_map(|t| chain::resolve(t, &profiles, Some(bytes), &s.chain))
+        .filter_map(|t| chain::resolve(t, &profiles, file_bytes, &s.chain))
         .collect();
     timer.lap("chains");
     diagnostics.add(
@@ -165,7 +208,7 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
             ReportRow::new(file, name, first_ts, c)
         })
         .collect();
-    Ok(FileReport {
+    FileReport {
         file: file.to_string(),
         rows,
         long_tasks: long.len(),
@@ -173,7 +216,7 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         truncated,
         diagnostics,
         broken,
-    })
+    }
 }
 
 /// Stage timings on stderr when the environment sets `TASKCHAIN_TIMINGS` (benchmarks).

@@ -278,13 +278,13 @@ fn cut_gzip_keeps_the_decoded_part() {
     let cut = dir.path().join("cut.json.gz");
     std::fs::write(&cut, &gz[..gz.len() * 9 / 10]).unwrap();
     let out = taskchain().arg(&cut).output().unwrap();
-    // The m86 profile events sit at the end of the file: the tasks survive, their samples not.
+    // Every complete event decoded before the cut is used.
     assert!(out.status.success());
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.lines().count(), 6);
     assert!(stdout.lines().skip(1).all(|l| l.contains("truncated_file")));
     let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(stderr.contains("gzip stream broken after"), "{stderr}");
+    assert!(stderr.contains("gzip stream broken ("), "{stderr}");
 }
 
 #[test]

@@ -104,6 +104,7 @@ fn object(b: &[u8], open: usize) -> Result<Envelope, EnvelopeError> {
                     start: v + 1,
                     in_object: true,
                 }),
+                None => Err(cut(v)),
                 _ => Err(EnvelopeError::EventsNotArray { offset: v }),
             };
         }

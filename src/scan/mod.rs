@@ -14,6 +14,7 @@ pub mod event;
 pub mod json;
 pub mod records;
 pub mod split;
+pub mod stream;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -193,6 +194,19 @@ pub fn walk<'a>(
     ndjson: bool,
     mut f: impl FnMut(TraceEvent<'a>),
 ) -> Walked {
+    walk_at(b, 0, from, until, ndjson, &mut f)
+}
+
+/// [`walk`] over a buffer that starts at byte `base` of the file (events' `offset` and
+/// error offsets are file offsets).
+pub fn walk_at<'a>(
+    b: &'a [u8],
+    base: u64,
+    from: usize,
+    until: usize,
+    ndjson: bool,
+    f: &mut impl FnMut(TraceEvent<'a>),
+) -> Walked {
     let mut out = Walked {
         end: RangeEnd::Reached(from),
         events: 0,
@@ -212,7 +226,9 @@ pub fn walk<'a>(
             out.end = RangeEnd::Ended(if ndjson {
                 ArrayEnd::Closed
             } else {
-                ArrayEnd::Truncated { offset: i as u64 }
+                ArrayEnd::Truncated {
+                    offset: base + i as u64,
+                }
             });
             return out;
         };
@@ -221,7 +237,7 @@ pub fn walk<'a>(
                 out.end = RangeEnd::Ended(ArrayEnd::Closed);
                 return out;
             }
-            b'{' => TraceEvent::parse(b, i, 0).map(|(ev, end)| {
+            b'{' => TraceEvent::parse(b, i, base).map(|(ev, end)| {
                 f(ev);
                 out.events += 1;
                 end
@@ -239,12 +255,14 @@ pub fn walk<'a>(
         match step {
             Ok(end) => i = end,
             Err(LexError::Incomplete) => {
-                out.end = RangeEnd::Ended(ArrayEnd::Truncated { offset: i as u64 });
+                out.end = RangeEnd::Ended(ArrayEnd::Truncated {
+                    offset: base + i as u64,
+                });
                 return out;
             }
             Err(LexError::Malformed { offset, expected }) => {
                 out.end = RangeEnd::Ended(ArrayEnd::Broken {
-                    offset: offset as u64,
+                    offset: base + offset as u64,
                     expected,
                 });
                 return out;
@@ -254,7 +272,7 @@ pub fn walk<'a>(
 }
 
 /// True when the events starting at `b[start]` are NDJSON (no opening bracket before).
-fn is_ndjson(b: &[u8], start: usize) -> bool {
+pub(crate) fn is_ndjson(b: &[u8], start: usize) -> bool {
     start == 0 || b[start - 1] != b'['
 }
 
@@ -282,14 +300,27 @@ fn finish_scan(
     b: &[u8],
     start: usize,
 ) -> Result<ScannedTrace, ScanError> {
+    finish_walk(c, walked, start as u64, |offset| {
+        b[offset as usize..]
+            .iter()
+            .all(|&x| x == 0 || json::is_ws(x))
+    })
+}
+
+/// Ends a scan (also of a stream). `blank_after(offset)`: whether only NUL bytes and
+/// whitespace follow `offset` in the file.
+pub(crate) fn finish_walk(
+    c: Collector,
+    walked: Walked,
+    start: u64,
+    blank_after: impl Fn(u64) -> bool,
+) -> Result<ScannedTrace, ScanError> {
     let mut t = c.finish();
     let RangeEnd::Ended(mut end) = walked.end else {
         unreachable!("the last range runs to the end of the array");
     };
     if let ArrayEnd::Broken { offset, .. } = end
-        && b[offset as usize..]
-            .iter()
-            .all(|&x| x == 0 || json::is_ws(x))
+        && blank_after(offset)
     {
         // A crashed writer's file padded with NUL bytes: cut off, not corrupt.
         end = ArrayEnd::Truncated { offset };
@@ -297,7 +328,7 @@ fn finish_scan(
     t.diagnostics
         .add("array elements that are not event objects", walked.odd);
     if let ArrayEnd::Truncated { offset } = end
-        && offset as usize > start
+        && offset > start
     {
         t.diagnostics.add(
             "file ends before the event array is closed (a partial last event is dropped)",
@@ -311,10 +342,7 @@ fn finish_scan(
                 offset,
                 "the file ends before the first trace event is complete".to_string(),
             ),
-            _ if walked.odd > 0 => (
-                start as u64,
-                "the array holds no trace event objects".to_string(),
-            ),
+            _ if walked.odd > 0 => (start, "the array holds no trace event objects".to_string()),
             _ => {
                 t.end = Some(end);
                 return Ok(t);

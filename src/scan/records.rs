@@ -173,13 +173,89 @@ impl Span {
     }
 }
 
-/// Arrays already read.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Arrays already read, packed: per sample, the node id's difference from the previous
+/// one and the delta, as zigzag varints (the delta in µs when whole, else in ns, with a
+/// flag bit). About 3 bytes a sample instead of the 16 of two `i64` columns, for inputs
+/// that cannot be read twice (a gzip stream), where every chunk must be kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReadArrays {
-    /// Node ids.
-    pub samples: Vec<NodeId>,
-    /// Deltas.
-    pub deltas: Vec<TimeDelta>,
+    packed: Vec<u8>,
+    count: u32,
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(u: u64) -> i64 {
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+fn put_varint(out: &mut Vec<u8>, mut u: u64) {
+    while u >= 0x80 {
+        out.push((u as u8) | 0x80);
+        u >>= 7;
+    }
+    out.push(u as u8);
+}
+
+fn get_varint(b: &[u8], i: &mut usize) -> u64 {
+    let mut u = 0u64;
+    let mut shift = 0;
+    while let Some(&c) = b.get(*i) {
+        *i += 1;
+        if shift < 64 {
+            u |= ((c & 0x7f) as u64) << shift;
+        }
+        if c < 0x80 {
+            break;
+        }
+        shift += 7;
+    }
+    u
+}
+
+impl ReadArrays {
+    /// Packs equal-length arrays.
+    pub fn pack(samples: &[NodeId], deltas: &[TimeDelta]) -> ReadArrays {
+        let mut packed = Vec::with_capacity(samples.len() * 3);
+        let mut prev = 0i64;
+        for (s, d) in samples.iter().zip(deltas) {
+            put_varint(&mut packed, zigzag(s.0.wrapping_sub(prev)));
+            prev = s.0;
+            let ns = d.as_nanos();
+            // Deltas beyond ±2^61 ns (73 years) lose their top bit: junk either way.
+            if ns % 1000 == 0 {
+                put_varint(&mut packed, zigzag(ns / 1000) << 1);
+            } else {
+                put_varint(&mut packed, (zigzag(ns) << 1) | 1);
+            }
+        }
+        packed.shrink_to_fit();
+        ReadArrays {
+            packed,
+            count: samples.len().min(deltas.len()) as u32,
+        }
+    }
+
+    /// Unpacks into (node ids, deltas).
+    pub fn unpack(&self) -> (Vec<NodeId>, Vec<TimeDelta>) {
+        let n = self.count as usize;
+        let (mut ids, mut ds) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut i, mut prev) = (0usize, 0i64);
+        for _ in 0..n {
+            prev = prev.wrapping_add(unzigzag(get_varint(&self.packed, &mut i)));
+            ids.push(NodeId(prev));
+            let u = get_varint(&self.packed, &mut i);
+            let ns = if u & 1 == 0 {
+                unzigzag(u >> 1).saturating_mul(1000)
+            } else {
+                unzigzag(u >> 1)
+            };
+            ds.push(TimeDelta::from_nanos(ns));
+        }
+        (ids, ds)
+    }
 }
 
 /// `samples` and `timeDeltas` of one chunk, equal in length (the longer one is cut).
@@ -201,25 +277,20 @@ pub enum SampleArrays {
 
 impl Default for SampleArrays {
     fn default() -> Self {
-        SampleArrays::Read(
-            Box::new(ReadArrays {
-                samples: Vec::new(),
-                deltas: Vec::new(),
-            }),
-            DeltaSummary::default(),
-        )
+        SampleArrays::Read(Box::default(), DeltaSummary::default())
     }
 }
 
 impl SampleArrays {
     /// Arrays already read; pairs beyond the shorter one are dropped.
-    pub fn read_now(mut samples: Vec<NodeId>, mut deltas: Vec<TimeDelta>) -> Self {
+    pub fn read_now(samples: Vec<NodeId>, deltas: Vec<TimeDelta>) -> Self {
         let n = samples.len().min(deltas.len());
-        samples.truncate(n);
-        deltas.truncate(n);
         let mut summary = DeltaSummary::default();
-        deltas.iter().for_each(|d| summary.push(*d));
-        SampleArrays::Read(Box::new(ReadArrays { samples, deltas }), summary)
+        deltas[..n].iter().for_each(|d| summary.push(*d));
+        SampleArrays::Read(
+            Box::new(ReadArrays::pack(&samples[..n], &deltas[..n])),
+            summary,
+        )
     }
 
     /// The deltas summary.
@@ -233,7 +304,7 @@ impl SampleArrays {
     /// when they are in a file that is not given or their bytes are not number arrays.
     pub fn read(&self, file: Option<&[u8]>) -> Option<(Vec<NodeId>, Vec<TimeDelta>)> {
         match self {
-            SampleArrays::Read(a, _) => Some((a.samples.clone(), a.deltas.clone())),
+            SampleArrays::Read(a, _) => Some(a.unpack()),
             SampleArrays::InFile {
                 samples,
                 deltas,
@@ -306,4 +377,22 @@ pub struct CpuProfileEvent {
     pub ts: Timestamp,
     /// The whole profile.
     pub data: ChunkData,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_arrays_round_trip() {
+        let ids: Vec<NodeId> = [1, 1, 300, 2, -5, i64::MAX, 0].map(NodeId).to_vec();
+        let ds: Vec<TimeDelta> = [170_000, -975_000, 1, 0, 123_456_789, -1, 1 << 50]
+            .map(TimeDelta::from_nanos)
+            .to_vec();
+        let p = ReadArrays::pack(&ids, &ds);
+        assert_eq!(p.unpack(), (ids, ds));
+        // Typical samples: same node, 170 µs apart → 1 + 2 bytes.
+        let p = ReadArrays::pack(&[NodeId(7), NodeId(7)], &[TimeDelta::from_micros(170); 2]);
+        assert_eq!(p.packed.len(), 6);
+    }
 }

@@ -1,0 +1,170 @@
+//! Scanning a trace that arrives in blocks (a gzip stream), never held whole in memory.
+//!
+//! Blocks are appended to a buffer; events are walked as in [`super::walk`]; the partial
+//! event at a block's end is kept and completed by the next block. Event offsets are
+//! offsets in the whole decompressed stream. Sample arrays are read at once (packed,
+//! [`super::records::ReadArrays`]), as the stream cannot be read twice.
+
+use super::{ArrayEnd, Collector, RangeEnd, ScanError, ScannedTrace, Walked, finish_walk, walk_at};
+use crate::input::envelope::{self, Envelope, EnvelopeError};
+
+/// What went wrong before any event: not a trace at all.
+#[derive(Debug)]
+pub enum StreamError {
+    /// The envelope is not a trace's.
+    Envelope(EnvelopeError),
+    /// A JSON object of another kind, with its top-level keys.
+    OtherObject(Vec<String>),
+    /// The events could not be read.
+    Scan(ScanError),
+}
+
+/// Where a stream's bytes come from.
+pub trait BlockSource {
+    /// Appends the next block to `buf`; `Ok(false)` at the end of the stream.
+    fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool>;
+}
+
+impl<I: Iterator<Item = std::io::Result<Vec<u8>>>> BlockSource for I {
+    fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+        match self.next() {
+            Some(Ok(b)) => {
+                buf.extend_from_slice(&b);
+                Ok(true)
+            }
+            Some(Err(e)) => Err(e),
+            None => Ok(false),
+        }
+    }
+}
+
+/// Scans a trace from `source` (an error ends the stream: it is returned for the caller
+/// to report, with what was read before it). Returns the scan and that error.
+pub fn scan_blocks(
+    mut source: impl BlockSource,
+) -> Result<(ScannedTrace, Option<std::io::Error>), StreamError> {
+    let mut stream_error = None;
+    let mut next = |buf: &mut Vec<u8>, err: &mut Option<std::io::Error>| match source.append_to(buf)
+    {
+        Ok(more) => more,
+        Err(e) => {
+            *err = Some(e);
+            false
+        }
+    };
+    // The envelope: read until it is known.
+    let mut buf: Vec<u8> = Vec::new();
+    let mut more = true;
+    let (start, ndjson) = loop {
+        match envelope::detect(&buf) {
+            Ok(Envelope::Events { start, .. }) => break (start, super::is_ndjson(&buf, start)),
+            Ok(Envelope::OtherObject { keys }) => return Err(StreamError::OtherObject(keys)),
+            Err(EnvelopeError::Empty | EnvelopeError::CutOff { .. }) if more => {
+                more = next(&mut buf, &mut stream_error);
+            }
+            Err(e) => return Err(StreamError::Envelope(e)),
+        }
+    };
+    let mut c = Collector::default();
+    let mut total = Walked {
+        end: RangeEnd::Reached(start),
+        events: 0,
+        odd: 0,
+    };
+    let mut base = 0u64; // offset of buf[0] in the stream
+    let mut pos = start;
+    loop {
+        let walked = walk_at(&buf, base, pos, usize::MAX, ndjson && !more, &mut |ev| {
+            c.event(&ev)
+        });
+        total.events += walked.events;
+        total.odd += walked.odd;
+        match walked.end {
+            RangeEnd::Ended(ArrayEnd::Truncated { offset }) if more => {
+                // Keep the partial event; read on.
+                let cut = (offset - base) as usize;
+                // Bytes to gather before walking again: after a walk that did not
+                // finish one event, twice what is held, so a huge event costs O(n).
+                let want = if walked.events == 0 && cut == pos {
+                    (buf.len() - cut) * 2 // no progress: a huge event, gather more first
+                } else {
+                    0
+                };
+                buf.drain(..cut);
+                base = offset;
+                pos = 0;
+                while more {
+                    more = next(&mut buf, &mut stream_error);
+                    if buf.len() > want {
+                        break;
+                    }
+                }
+            }
+            end => {
+                total.end = end;
+                break;
+            }
+        }
+    }
+    let tail = buf;
+    let tail_base = base;
+    let t = finish_walk(c, total, start as u64, |offset| {
+        offset >= tail_base
+            && tail[(offset - tail_base) as usize..]
+                .iter()
+                .all(|&x| x == 0 || super::json::is_ws(x))
+    })
+    .map_err(StreamError::Scan)?;
+    Ok((t, stream_error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn blocks(text: &[u8], size: usize) -> Vec<std::io::Result<Vec<u8>>> {
+        text.chunks(size).map(|c| Ok(c.to_vec())).collect()
+    }
+
+    #[test]
+    fn same_result_for_any_block_size() {
+        let text = br#"{"metadata":{"a":[1,2,3]},"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"CrRendererMain"}},{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":10,"dur":60000},{"ph":"P","name":"ProfileChunk","id":"0x1","pid":1,"tid":2,"ts":20,"args":{"data":{"cpuProfile":{"samples":[1,2]},"timeDeltas":[5,6]}}}]}"#;
+        let Envelope::Events { start, .. } = envelope::detect(text).unwrap() else {
+            unreachable!()
+        };
+        let whole = super::super::scan(text, start, false).unwrap();
+        for size in [1, 2, 3, 7, 16, 64, 1000] {
+            let (t, err) = scan_blocks(blocks(text, size).into_iter()).unwrap();
+            assert!(err.is_none());
+            assert_eq!(t.events, whole.events, "block size {size}");
+            assert_eq!(t.task_marks, whole.task_marks, "block size {size}");
+            assert_eq!(t.thread_names, whole.thread_names);
+            assert_eq!(t.profile_data, whole.profile_data, "block size {size}");
+            assert_eq!(t.end, Some(ArrayEnd::Closed));
+        }
+    }
+
+    #[test]
+    fn cut_stream_is_truncated_and_error_is_returned() {
+        let text =
+            br#"[{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":10,"dur":60000},{"ph":"X","na"#;
+        let mut b = blocks(text, 10);
+        b.push(Err(std::io::Error::other("corrupt deflate stream")));
+        let (t, err) = scan_blocks(b.into_iter()).unwrap();
+        assert_eq!(t.events, 1);
+        assert!(matches!(t.end, Some(ArrayEnd::Truncated { offset: 65 })));
+        assert!(err.is_some());
+    }
+
+    #[test]
+    fn not_a_trace_in_a_stream() {
+        assert!(matches!(
+            scan_blocks(blocks(br#"{"nodes":[],"samples":[]}"#, 4).into_iter()),
+            Err(StreamError::OtherObject(_))
+        ));
+        assert!(matches!(
+            scan_blocks(blocks(b"", 4).into_iter()),
+            Err(StreamError::Envelope(EnvelopeError::Empty))
+        ));
+    }
+}
