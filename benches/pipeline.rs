@@ -1,0 +1,119 @@
+//! Criterion benchmarks, one group per pipeline stage, on real sample traces (decompressed
+//! outside the timed loop). Throughput is in bytes of trace JSON. Variants that should be
+//! compared run side by side in one group (the machine is noisy): 1 thread vs all threads.
+//!
+//! `cargo bench --bench pipeline` (CI only builds them: `cargo bench --no-run`).
+
+use std::hint::black_box;
+use std::io::Read;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use taskchain::input::envelope::{self, Envelope};
+use taskchain::scan::{self, Diagnostics};
+use taskchain::{Settings, chain, profile, tasks};
+
+/// (name, decompressed bytes, offset of the first event).
+fn samples() -> Vec<(&'static str, Vec<u8>, usize)> {
+    [
+        (
+            "m86-profilechunks",
+            "samples/cpu-profiler-m86/trace.json.gz",
+        ),
+        (
+            "session-15s-events",
+            "samples/chromium-session-15s/trace.json.gz",
+        ),
+    ]
+    .into_iter()
+    .map(|(name, path)| {
+        let mut raw = Vec::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
+            .read_to_end(&mut raw)
+            .unwrap();
+        let Envelope::Events { start, .. } = envelope::detect(&raw).unwrap() else {
+            panic!("{path}: not a trace")
+        };
+        (name, raw, start)
+    })
+    .collect()
+}
+
+fn pool(threads: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+}
+
+fn stages(c: &mut Criterion) {
+    let settings = Settings::default();
+    for (name, bytes, start) in samples() {
+        let mut g = c.benchmark_group(format!("scan/{name}"));
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.bench_function("events walked, nothing kept", |b| {
+            b.iter(|| {
+                scan::walk(black_box(&bytes), start, usize::MAX, false, |ev| {
+                    black_box(ev.ph);
+                })
+            })
+        });
+        g.bench_function("collect, arrays left in file", |b| {
+            b.iter(|| scan::scan(black_box(&bytes), start, true).unwrap())
+        });
+        g.bench_function("collect, arrays read (stream mode)", |b| {
+            b.iter(|| scan::scan(black_box(&bytes), start, false).unwrap())
+        });
+        g.finish();
+
+        let mut g = c.benchmark_group(format!("profile/{name}"));
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        g.bench_function("build", |b| {
+            b.iter_batched(
+                || scan::scan(&bytes, start, true).unwrap(),
+                |mut t| profile::build(&mut t, &mut Diagnostics::default()),
+                BatchSize::LargeInput,
+            )
+        });
+        g.finish();
+
+        let mut t = scan::scan(&bytes, start, true).unwrap();
+        let mut d = Diagnostics::default();
+        let threads = tasks::threads_in_scope(&t, tasks::Scope::Renderers);
+        let top = tasks::top_level_tasks(&t.task_marks, &threads, t.last_ts.unwrap(), &mut d);
+        let long = tasks::long_tasks(&top, settings.threshold);
+        let profiles = profile::build(&mut t, &mut d);
+        let mut g = c.benchmark_group(format!("chain/{name}"));
+        g.throughput(Throughput::Elements(long.len() as u64));
+        for method in [chain::Method::LargestStack, chain::Method::HeaviestPath] {
+            let cfg = chain::ChainConfig {
+                method,
+                ..settings.chain
+            };
+            g.bench_function(format!("{method:?}"), |b| {
+                b.iter(|| {
+                    long.iter()
+                        .filter_map(|task| chain::resolve(task, &profiles, Some(&bytes), &cfg))
+                        .count()
+                })
+            });
+        }
+        g.finish();
+
+        let mut g = c.benchmark_group(format!("end_to_end/{name}"));
+        g.throughput(Throughput::Bytes(bytes.len() as u64));
+        for threads in [1, 2] {
+            let p = pool(threads);
+            g.bench_function(format!("{threads} threads"), |b| {
+                b.iter(|| p.install(|| taskchain::analyze_bytes("t", &bytes, &settings).unwrap()))
+            });
+        }
+        g.finish();
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10).warm_up_time(std::time::Duration::from_secs(1));
+    targets = stages
+}
+criterion_main!(benches);
