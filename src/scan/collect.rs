@@ -284,28 +284,22 @@ impl Collector {
             );
         }
         let n = ns.min(nd);
+        let Ok(summary) = chunk::summarize_deltas(args, dr, n) else {
+            return bad(self);
+        };
+        // The arrays as they lie in `args`; read now or later by the same code, so both
+        // ways give the same samples (or the same unreadable chunk) for any input.
+        let here = SampleArrays::InFile {
+            samples: Span::of(sr.clone()),
+            deltas: Span::of(dr.clone()),
+            summary,
+        };
         out.samples = match self.file_base {
-            Some(base) => {
-                let Ok(summary) = chunk::summarize_deltas(args, dr, n) else {
-                    return bad(self);
-                };
-                let at = args.as_ptr() as usize - base;
-                SampleArrays::InFile {
-                    samples: Span::of(at + sr.start..at + sr.end),
-                    deltas: Span::of(at + dr.start..at + dr.end),
-                    summary,
-                }
-            }
-            None => {
-                let mut samples = Vec::with_capacity(n);
-                let mut deltas = Vec::with_capacity(n);
-                if chunk::read_samples(args, sr, n, &mut samples).is_err()
-                    || chunk::read_deltas(args, dr, n, &mut deltas).is_err()
-                {
-                    return bad(self);
-                }
-                SampleArrays::read_now(samples, deltas)
-            }
+            Some(base) => here.moved_by(args.as_ptr() as usize - base),
+            None => match here.read(Some(args)) {
+                Some((samples, deltas)) => SampleArrays::read_now(samples, deltas),
+                None => SampleArrays::Unreadable(summary),
+            },
         };
         Some(out)
     }

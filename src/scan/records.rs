@@ -273,6 +273,9 @@ pub enum SampleArrays {
     },
     /// Already read (inputs that cannot be read twice, such as a gzip stream).
     Read(Box<ReadArrays>, DeltaSummary),
+    /// Read and found not to be number arrays: no samples, but the deltas still place
+    /// the chunks after it.
+    Unreadable(DeltaSummary),
 }
 
 impl Default for SampleArrays {
@@ -296,7 +299,25 @@ impl SampleArrays {
     /// The deltas summary.
     pub fn summary(&self) -> DeltaSummary {
         match self {
-            SampleArrays::InFile { summary, .. } | SampleArrays::Read(_, summary) => *summary,
+            SampleArrays::InFile { summary, .. }
+            | SampleArrays::Read(_, summary)
+            | SampleArrays::Unreadable(summary) => *summary,
+        }
+    }
+
+    /// The same arrays in a buffer that starts `by` bytes earlier.
+    pub fn moved_by(self, by: usize) -> Self {
+        match self {
+            SampleArrays::InFile {
+                samples,
+                deltas,
+                summary,
+            } => SampleArrays::InFile {
+                samples: Span::of(samples.range().start + by..samples.range().end + by),
+                deltas: Span::of(deltas.range().start + by..deltas.range().end + by),
+                summary,
+            },
+            other => other,
         }
     }
 
@@ -305,6 +326,7 @@ impl SampleArrays {
     pub fn read(&self, file: Option<&[u8]>) -> Option<(Vec<NodeId>, Vec<TimeDelta>)> {
         match self {
             SampleArrays::Read(a, _) => Some(a.unpack()),
+            SampleArrays::Unreadable(_) => None,
             SampleArrays::InFile {
                 samples,
                 deltas,

@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Writes small seed inputs for the `pipeline` fuzz target into fuzz/corpus/pipeline:
+the metadata, task, Profile and first ProfileChunk events of real sample traces, as a bare
+array and as {"traceEvents": ...}, each after one control byte (see the target).
+
+Usage (from the repository root): python3 fuzz/seeds.py
+Then: cd fuzz && cargo fuzz run pipeline -s none -- -max_len=65536 -max_total_time=600
+"""
+import gzip
+import json
+import os
+
+OUT = "fuzz/corpus/pipeline"
+SOURCES = [
+    "samples/cpu-profiler-m86/trace.json.gz",
+    "samples/chrome-66-cpuprofile-worker/trace.json.gz",
+    "samples/chrome-70-worker/trace.json.gz",
+    "samples/chromium-click-chain/trace.json.gz",
+]
+KEEP = {"RunTask", "MessageLoop::RunTask", "ThreadControllerImpl::RunTask", "Profile",
+        "CpuProfile", "TracingStartedInBrowser"}
+
+os.makedirs(OUT, exist_ok=True)
+for k, src in enumerate(SOURCES):
+    doc = json.loads(gzip.open(src).read())
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    keep = [e for e in events if e.get("ph") == "M" or e.get("name") in KEEP]
+    keep += [e for e in events if e.get("name") == "ProfileChunk"][:3]
+    for i, form in enumerate([keep, {"traceEvents": keep}]):
+        data = json.dumps(form, separators=(",", ":")).encode()
+        with open(f"{OUT}/seed{k}{i}", "wb") as f:
+            f.write(b"\x00" + data[:60000])
+print(f"{len(SOURCES) * 2} seeds in {OUT}")

@@ -1,0 +1,24 @@
+//! Inputs the fuzzer (fuzz/fuzz_targets/pipeline.rs) once broke, kept so they stay fixed:
+//! each must give the same long tasks read whole and read as a stream of small blocks.
+//! The first byte of each file is the fuzz target's control byte.
+
+use taskchain::{Settings, analyze_bytes, analyze_stream};
+
+#[test]
+fn whole_and_streamed_reads_agree() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let data = std::fs::read(entry.unwrap().path()).unwrap();
+        let (control, trace) = data.split_at(1);
+        let s = Settings::default();
+        let whole = analyze_bytes("f", trace, &s).unwrap();
+        let block = 1 + (control[0] as usize >> 3);
+        let blocks: Vec<std::io::Result<Vec<u8>>> =
+            trace.chunks(block).map(|c| Ok(c.to_vec())).collect();
+        let streamed = analyze_stream("f", blocks.into_iter(), &s).unwrap();
+        assert_eq!(whole.rows, streamed.rows);
+        n += 1;
+    }
+    assert!(n >= 2);
+}
