@@ -67,12 +67,11 @@ pub struct WindowSamples {
 }
 
 /// All chunks of a profile with samples, placed: `chunks[i]` (moved here, not copied)
-/// starts at `base[i]` and its first sample is the profile's sample number `first[i]`.
+/// starts at `base[i]`.
 #[derive(Debug, Default)]
 pub struct Placement {
     chunks: Vec<ProfileChunk>,
     base: Vec<Timestamp>,
-    first: Vec<u64>,
     /// Chunk indices sorted by earliest sample time.
     by_lo: Vec<u32>,
     /// Longest span of a chunk.
@@ -85,14 +84,12 @@ impl Placement {
     /// Places `chunks` (in profile order) from `t0`; chunks without samples are dropped.
     pub fn new(t0: Timestamp, mut chunks: Vec<ProfileChunk>) -> Placement {
         let mut base = Vec::with_capacity(chunks.len());
-        let mut first = Vec::with_capacity(chunks.len());
         let (mut t, mut n) = (t0, 0u64);
         chunks.retain(|c| {
             let s = c.samples.summary();
             let keep = s.count > 0;
             if keep {
                 base.push(t);
-                first.push(n);
             }
             t = t + s.sum;
             n += s.count as u64;
@@ -102,7 +99,6 @@ impl Placement {
         let mut p = Placement {
             chunks,
             base,
-            first,
             by_lo: Vec::new(),
             widest: TimeDelta::ZERO,
             count: n,
@@ -163,32 +159,40 @@ impl Placement {
         stacks: &NodeStacks,
     ) -> WindowSamples {
         let mut out = WindowSamples::default();
-        let mut rows: Vec<(Timestamp, u64, StackIndex)> = Vec::new();
+        let (mut ts, mut stack) = (Vec::new(), Vec::new());
+        let (mut ids, mut deltas) = (Vec::new(), Vec::new());
+        let mut sorted = true;
+        // Chunks in profile order: rows are appended in profile order, so a stable sort by
+        // time alone gives (time, profile order).
         for i in self.meeting(start, end) {
-            let Some((ids, deltas)) = self.chunks[i].samples.read(file) else {
+            if !self.chunks[i].samples.read_into(file, &mut ids, &mut deltas) {
                 out.unreadable += 1;
                 continue;
-            };
-            let (mut t, first) = (self.base[i], self.first[i]);
-            for (k, (id, d)) in ids.iter().zip(&deltas).enumerate() {
+            }
+            let mut t = self.base[i];
+            for (id, d) in ids.iter().zip(&deltas) {
                 t = t + *d;
                 if d.is_negative() {
                     out.reordered.push(t);
                 }
                 match stacks.get(*id) {
-                    Some(s) => rows.push((t, first + k as u64, s)),
+                    Some(s) => {
+                        sorted &= ts.last().is_none_or(|&last| last <= t);
+                        ts.push(t);
+                        stack.push(s);
+                    }
                     None => out.unknown += 1,
                 }
             }
         }
-        // Chunks come in profile order and samples are mostly in order: the stable sort
-        // finds the runs and merges them.
-        rows.sort_by_key(|r| (r.0, r.1));
+        if !sorted {
+            let mut order: Vec<u32> = (0..ts.len() as u32).collect();
+            order.sort_by_key(|&k| ts[k as usize]); // stable: runs are found and merged
+            ts = order.iter().map(|&k| ts[k as usize]).collect();
+            stack = order.iter().map(|&k| stack[k as usize]).collect();
+        }
         out.reordered.sort_unstable();
-        out.table = SampleTable {
-            ts: rows.iter().map(|r| r.0).collect(),
-            stack: rows.iter().map(|r| r.2).collect(),
-        };
+        out.table = SampleTable { ts, stack };
         out
     }
 }
@@ -218,9 +222,9 @@ mod tests {
         );
         let us = |t: Timestamp| t.as_nanos() / 1000;
         let spans: Vec<_> = (0..p.chunks.len())
-            .map(|i| (us(p.base[i]), us(p.lo(i)), us(p.hi(i)), p.first[i]))
+            .map(|i| (us(p.base[i]), us(p.lo(i)), us(p.hi(i))))
             .collect();
-        assert_eq!(spans, [(100, 106, 126, 0), (126, 131, 131, 3)]);
+        assert_eq!(spans, [(100, 106, 126), (126, 131, 131)]);
         assert_eq!(p.sample_count(), 4);
         // [127, 200) meets only B; [100, 106) meets none (A starts at 106); [106, 107) A.
         let t = Timestamp::from_micros;

@@ -321,6 +321,40 @@ impl SampleArrays {
         }
     }
 
+    /// Like [`SampleArrays::read`], into reused buffers (cleared first); false when the
+    /// arrays cannot be read.
+    pub fn read_into(
+        &self,
+        file: Option<&[u8]>,
+        ids: &mut Vec<NodeId>,
+        deltas: &mut Vec<TimeDelta>,
+    ) -> bool {
+        ids.clear();
+        deltas.clear();
+        match self {
+            SampleArrays::InFile {
+                samples,
+                deltas: d,
+                summary,
+            } => {
+                let Some(b) = file else { return false };
+                let n = summary.count as usize;
+                read_samples(b, &samples.range(), n, ids).is_ok()
+                    && read_deltas(b, &d.range(), n, deltas).is_ok()
+                    && ids.len() == n
+                    && deltas.len() == n
+            }
+            _ => match self.read(file) {
+                Some((i, d)) => {
+                    *ids = i;
+                    *deltas = d;
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
     /// The pairs, reading them from `file` (the whole trace) when still there. `None`
     /// when they are in a file that is not given or their bytes are not number arrays.
     pub fn read(&self, file: Option<&[u8]>) -> Option<(Vec<NodeId>, Vec<TimeDelta>)> {
