@@ -1,21 +1,28 @@
-//! Batch: many inputs → one report. Files run in parallel on a rayon pool of `--jobs`
-//! threads (and each file's tasks in parallel inside it); rows are merged in the fixed
-//! order of SPEC §3, so any thread count gives the same bytes, and stderr lines come in
-//! input order too. A file that fails is reported on stderr and in the output's error
-//! list; the others go on — also when analysing one of them panics.
+//! Batch: many inputs → the report and the extra outputs. `--jobs` workers take files in
+//! input order (each file's own work runs in parallel on the same rayon pool) and their
+//! outcomes are handed, in input order, to streaming sinks: rows are written as files
+//! finish, so memory is bounded by the largest file, not the corpus, and any thread count
+//! gives the same bytes (SPEC §3 row order, stderr lines included). A file that fails is
+//! reported on stderr and in the outputs; the others go on, also when analysing one of
+//! them panics. Every output file is written to a temporary file and renamed when
+//! complete.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{IsTerminal, Write};
+use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use anyhow::Context;
-use rayon::prelude::*;
 
 use crate::chain::ChainStatus;
 use crate::error::Error;
+use crate::gate::{self, Breach};
 use crate::input::{self, InputPath};
+use crate::report::aggregate::{AggregateBy, Aggregator};
+use crate::report::folded::Folded;
+use crate::report::markdown::{FileLine, MarkdownReport};
+use crate::report::summary::SummaryWriter;
 use crate::report::{FileError, Format, ReportRow, csv::CsvWriter, json};
 use crate::{AnalyzeError, Config, FileReport, Settings, analyze_bytes, analyze_stream};
 
@@ -45,6 +52,8 @@ pub struct BatchSummary {
     pub attributed: usize,
     /// Warning lines printed (one per kind of odd input per file).
     pub warnings: usize,
+    /// Budget breaches.
+    pub breaches: usize,
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -54,19 +63,24 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 impl BatchSummary {
     /// The summary line.
     pub fn line(&self) -> String {
-        format!(
-            "taskchain: {}, {}, {} attributed (ok), {}, {} failed{}",
+        let mut s = format!(
+            "taskchain: {}, {}, {} attributed (ok), {}, {} failed",
             plural(self.files, "file", "files"),
             plural(self.long_tasks, "long task", "long tasks"),
             self.attributed,
             plural(self.warnings, "warning", "warnings"),
             self.failed,
-            if self.skipped > 0 {
-                format!(", {} skipped (not traces)", self.skipped)
-            } else {
-                String::new()
-            }
-        )
+        );
+        if self.skipped > 0 {
+            s += &format!(", {} skipped (not traces)", self.skipped);
+        }
+        if self.breaches > 0 {
+            s += &format!(
+                ", {}",
+                plural(self.breaches, "budget breach", "budget breaches")
+            );
+        }
+        s
     }
 }
 
@@ -74,11 +88,17 @@ impl BatchSummary {
 pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
     let path = inp.path();
     let name = inp.display_name();
-    let result = match input::open(inp)? {
-        input::Source::Whole(data) => analyze_bytes(&name, &data.bytes, s),
-        input::Source::Gzip(blocks) => analyze_stream(&name, blocks, s),
+    let (result, bytes) = match input::open(inp)? {
+        input::Source::Whole(data) => {
+            let n = data.bytes.len() as u64;
+            (analyze_bytes(&name, &data.bytes, s), n)
+        }
+        input::Source::Gzip(blocks) => {
+            let n = blocks.compressed_len();
+            (analyze_stream(&name, blocks, s), n)
+        }
     };
-    result.map_err(|e| match e {
+    let mut rep = result.map_err(|e| match e {
         AnalyzeError::NotATrace(reason) => Error::NotATrace { path, reason },
         AnalyzeError::OtherJson(reason) => Error::OtherJson { path, reason },
         AnalyzeError::Json {
@@ -91,84 +111,9 @@ pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
             event_index,
             reason,
         },
-    })
-}
-
-/// Everything a batch found: rows in SPEC §3 order, failed files, and counts.
-#[derive(Debug, Default)]
-pub struct BatchResult {
-    /// Rows of every file, sorted by (file, pid, tid, task_ts_us).
-    pub rows: Vec<ReportRow>,
-    /// Files that failed, in input order.
-    pub errors: Vec<FileError>,
-    /// Counts.
-    pub summary: BatchSummary,
-}
-
-/// Analyses every input on a pool of `jobs` threads. Errors only when the pool cannot start.
-pub fn analyze_all(
-    paths: &[PathBuf],
-    settings: &Settings,
-    jobs: usize,
-    quiet: bool,
-) -> anyhow::Result<BatchResult> {
-    let inputs = input::paths::expand(paths);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .context("cannot start worker threads")?;
-    let bar = progress_bar(inputs.len() as u64, quiet);
-    let log = OrderedLog::new(&bar);
-    let outcomes: Vec<FileOutcome> = pool.install(|| {
-        inputs
-            .par_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let out = match r {
-                    Err(e) => FileOutcome::Failed(FileError {
-                        file: e.path().display().to_string(),
-                        error: e.to_string(),
-                    }),
-                    Ok(inp) => outcome(inp, settings),
-                };
-                log.put(i, messages(&out, quiet));
-                bar.inc(1);
-                out
-            })
-            .collect()
-    });
-    bar.finish_and_clear();
-
-    let mut res = BatchResult::default();
-    res.summary.files = outcomes.len();
-    for o in outcomes {
-        match o {
-            FileOutcome::Done(rep) => {
-                if let Some(b) = &rep.broken {
-                    res.summary.failed += 1;
-                    res.errors.push(FileError {
-                        file: rep.file.clone(),
-                        error: format!("{}: {b}", rep.file),
-                    });
-                }
-                res.summary.long_tasks += rep.long_tasks;
-                res.summary.warnings += if quiet { 0 } else { rep.diagnostics.kinds() };
-                res.rows.extend(rep.rows);
-            }
-            FileOutcome::Failed(e) => {
-                res.summary.failed += 1;
-                res.errors.push(e);
-            }
-            FileOutcome::Skipped(_) => res.summary.skipped += 1,
-        }
-    }
-    res.rows.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    res.summary.attributed = res
-        .rows
-        .iter()
-        .filter(|r| r.status == ChainStatus::Ok)
-        .count();
-    Ok(res)
+    })?;
+    rep.stats.bytes = bytes;
+    Ok(rep)
 }
 
 fn outcome(inp: &InputPath, settings: &Settings) -> FileOutcome {
@@ -200,27 +145,102 @@ fn outcome(inp: &InputPath, settings: &Settings) -> FileOutcome {
     }
 }
 
-/// Runs the whole job: opens the output, analyses every input, writes the report.
-/// Returns the summary; the caller decides the exit code (2 when any file failed).
-pub fn run(cfg: &Config) -> anyhow::Result<BatchSummary> {
-    // Open the output first, so that a bad `-o` fails before hours of work.
-    let out = Output::open(cfg.output.as_deref())?;
-    let res = analyze_all(&cfg.paths, &cfg.analysis, cfg.jobs, cfg.quiet)?;
-    out.write(cfg.format, &res.rows, &res.errors)?;
-    Ok(res.summary)
+/// Analyses `inputs` on `jobs` workers and hands each outcome to `sink` in input order,
+/// as soon as every input before it is done. `sink` returning an error stops the run
+/// (files already started finish first).
+pub fn for_each_outcome(
+    inputs: &[std::result::Result<InputPath, Error>],
+    settings: &Settings,
+    jobs: usize,
+    quiet: bool,
+    mut sink: impl FnMut(FileOutcome) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .context("cannot start worker threads")?;
+    let bar = progress_bar(inputs, quiet);
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, FileOutcome)>();
+    let result = std::thread::scope(|scope| {
+        for _ in 0..jobs.min(inputs.len()) {
+            let tx = tx.clone();
+            let (next, stop, pool) = (&next, &stop, &pool);
+            scope.spawn(move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= inputs.len() || stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let out = match &inputs[i] {
+                        Err(e) => FileOutcome::Failed(FileError {
+                            file: e.path().display().to_string(),
+                            error: e.to_string(),
+                        }),
+                        Ok(inp) => pool.install(|| outcome(inp, settings)),
+                    };
+                    if tx.send((i, out)).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut pending = BTreeMap::new();
+        let mut emit = 0usize;
+        for (i, out) in rx {
+            pending.insert(i, out);
+            while let Some(out) = pending.remove(&emit) {
+                emit += 1;
+                if let Some(inp) = inputs.get(emit - 1).and_then(|r| r.as_ref().ok()) {
+                    bar.inc(input_size(inp));
+                }
+                for line in messages(&out, quiet) {
+                    if bar.is_hidden() {
+                        eprintln!("{line}");
+                    } else {
+                        bar.println(line);
+                    }
+                }
+                if let Err(e) = sink(out) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(())
+    });
+    bar.finish_and_clear();
+    result
 }
 
-fn progress_bar(n: u64, quiet: bool) -> indicatif::ProgressBar {
+fn input_size(inp: &InputPath) -> u64 {
+    match inp {
+        InputPath::File(p) | InputPath::Found(p) => std::fs::metadata(p).map_or(0, |m| m.len()),
+        InputPath::Stdin => 0,
+    }
+}
+
+/// A bar of bytes read over the inputs' total size, with rate and ETA; only when stderr is
+/// a terminal and not `--quiet`.
+fn progress_bar(
+    inputs: &[std::result::Result<InputPath, Error>],
+    quiet: bool,
+) -> indicatif::ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return indicatif::ProgressBar::hidden();
     }
-    let bar = indicatif::ProgressBar::new(n);
+    let total: u64 = inputs.iter().flatten().map(input_size).sum();
+    let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} files ({eta})",
+            "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} ({bytes_per_sec}, {eta}) {msg}",
         )
         .expect("valid template"),
     );
+    bar.set_message(format!("{} files", inputs.len()));
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
 }
 
@@ -248,58 +268,316 @@ fn messages(o: &FileOutcome, quiet: bool) -> Vec<String> {
     lines
 }
 
-/// Prints each input's lines in input order, as soon as all inputs before it are done.
-struct OrderedLog<'b> {
-    bar: &'b indicatif::ProgressBar,
-    state: Mutex<(usize, BTreeMap<usize, Vec<String>>)>,
+/// What a run found, for the exit code.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    /// Counts (and the summary line).
+    pub summary: BatchSummary,
+    /// Budget breaches.
+    pub breaches: Vec<Breach>,
 }
 
-impl<'b> OrderedLog<'b> {
-    fn new(bar: &'b indicatif::ProgressBar) -> Self {
-        OrderedLog {
-            bar,
-            state: Mutex::new((0, BTreeMap::new())),
-        }
-    }
+/// Runs the whole job: opens every output (so a bad path fails before any work), streams
+/// each file's rows to the report as files finish, and writes the extra outputs at the end.
+pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
+    let mut report_file = OutFile::open(cfg.output.as_deref())?;
+    let o = &cfg.outputs;
+    let open = |p: &Option<PathBuf>| p.as_deref().map(|p| OutFile::open(Some(p))).transpose();
+    let (mut summary_file, aggregate_file, folded_file, flame_file, markdown_file) = (
+        open(&o.summary)?,
+        open(&o.aggregate)?,
+        open(&o.folded)?,
+        open(&o.flamegraph)?,
+        open(&o.markdown)?,
+    );
+    let inputs = input::paths::inputs(&cfg.paths, cfg.files_from.as_deref(), cfg.shard)?;
 
-    fn put(&self, index: usize, lines: Vec<String>) {
-        let mut guard = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let (next, pending) = &mut *guard;
-        pending.insert(index, lines);
-        while let Some(lines) = pending.remove(next) {
-            for l in lines {
-                if self.bar.is_hidden() {
-                    eprintln!("{l}");
-                } else {
-                    self.bar.println(l);
+    let mut aggregate = aggregate_file
+        .as_ref()
+        .map(|_| Aggregator::new(o.aggregate_by));
+    let mut folded =
+        (folded_file.is_some() || flame_file.is_some()).then(|| Folded::new(o.folded_weight));
+    let mut md = markdown_file.as_ref().map(|_| MarkdownReport::default());
+    // The Markdown's top chains, grouped by chain whatever --aggregate-by says.
+    let mut md_chains = md.as_ref().map(|_| Aggregator::new(AggregateBy::Chain));
+    let mut out = RunOutcome::default();
+    {
+        // Writers borrow their files until the end of this block.
+        let mut report = ReportWriter::new(cfg.format, report_file.writer())?;
+        let mut summary = match &mut summary_file {
+            Some(f) => Some(SummaryWriter::new(f.writer())?),
+            None => None,
+        };
+
+        for_each_outcome(&inputs, &cfg.analysis, cfg.jobs, cfg.quiet, |outcome| {
+            let s = &mut out.summary;
+            s.files += 1;
+            match outcome {
+                FileOutcome::Done(rep) => {
+                    if let Some(b) = &rep.broken {
+                        s.failed += 1;
+                        let e = FileError {
+                            file: rep.file.clone(),
+                            error: format!("{}: {b}", rep.file),
+                        };
+                        report.error(&e)?;
+                        if let Some(m) = &mut md {
+                            m.failed.push(e.error.clone());
+                        }
+                    }
+                    s.long_tasks += rep.long_tasks;
+                    s.warnings += if cfg.quiet {
+                        0
+                    } else {
+                        rep.diagnostics.kinds()
+                    };
+                    s.attributed += rep
+                        .rows
+                        .iter()
+                        .filter(|r| r.status == ChainStatus::Ok)
+                        .count();
+                    for r in &rep.rows {
+                        report.row(r).context("cannot write the report")?;
+                        if let Some(a) = &mut aggregate {
+                            a.add(r);
+                        }
+                        if let Some(a) = &mut md_chains {
+                            a.add(r);
+                        }
+                    }
+                    if let Some(w) = &mut summary {
+                        w.file(&rep)?;
+                    }
+                    if let Some(f) = &mut folded {
+                        f.add(&rep.stacks);
+                    }
+                    let breaches = gate::check(&cfg.budgets, &rep.file, rep.long_tasks, &rep.stats);
+                    for b in &breaches {
+                        eprintln!("taskchain: budget: {b}");
+                    }
+                    if let Some(m) = &mut md {
+                        m.lines.push(FileLine {
+                            file: rep.file.clone(),
+                            long_tasks: rep.long_tasks,
+                            blocking_time: rep.stats.blocking_time,
+                            max_task: rep.stats.max_task,
+                        });
+                        m.breaches.extend(breaches.iter().map(|b| b.to_string()));
+                    }
+                    s.breaches += breaches.len();
+                    out.breaches.extend(breaches);
+                }
+                FileOutcome::Failed(e) => {
+                    s.failed += 1;
+                    report.error(&e)?;
+                    if let Some(w) = &mut summary {
+                        w.failed(&e.file, "error", &e.error)?;
+                    }
+                    if let Some(m) = &mut md {
+                        m.failed.push(e.error);
+                    }
+                }
+                FileOutcome::Skipped(e) => {
+                    s.skipped += 1;
+                    if let Some(w) = &mut summary {
+                        w.failed(&e.file, "skipped", &e.error)?;
+                    }
                 }
             }
-            *next += 1;
+            Ok(())
+        })?;
+
+        report.finish().context("cannot write the report")?;
+        if let Some(w) = summary {
+            w.finish()?.flush()?;
+        }
+    }
+    report_file.commit()?;
+    if let Some(f) = summary_file {
+        f.commit()?;
+    }
+    if let (Some(a), Some(mut f)) = (&mut aggregate, aggregate_file) {
+        a.write(f.writer())?;
+        f.commit()?;
+    }
+    if let Some(fo) = &folded {
+        if let Some(mut f) = folded_file {
+            fo.write(f.writer())?;
+            f.commit()?;
+        }
+        if let Some(mut f) = flame_file {
+            let title = format!(
+                "taskchain: samples inside {} long tasks of {}",
+                out.summary.long_tasks,
+                plural(out.summary.files, "file", "files")
+            );
+            fo.flamegraph(&title, f.writer())?;
+            f.commit()?;
+        }
+    }
+    if let (Some(mut m), Some(mut f)) = (md, markdown_file) {
+        m.files = out.summary.files;
+        m.long_tasks = out.summary.long_tasks;
+        m.attributed = out.summary.attributed;
+        if let Some(a) = &mut md_chains {
+            m.top_chains = a.top(10);
+        }
+        m.write(&mut f.writer())?;
+        f.commit()?;
+    }
+    Ok(out)
+}
+
+/// Analyses every input and keeps the reports (for `compare` and tests; a batch streams).
+pub fn analyze_all(
+    paths: &[PathBuf],
+    settings: &Settings,
+    jobs: usize,
+    quiet: bool,
+) -> anyhow::Result<BatchResult> {
+    let inputs = input::paths::inputs(paths, None, None)?;
+    let mut res = BatchResult::default();
+    for_each_outcome(&inputs, settings, jobs, quiet, |o| {
+        res.summary.files += 1;
+        match o {
+            FileOutcome::Done(rep) => {
+                if let Some(b) = &rep.broken {
+                    res.summary.failed += 1;
+                    res.errors.push(FileError {
+                        file: rep.file.clone(),
+                        error: format!("{}: {b}", rep.file),
+                    });
+                }
+                res.summary.long_tasks += rep.long_tasks;
+                res.summary.attributed += rep
+                    .rows
+                    .iter()
+                    .filter(|r| r.status == ChainStatus::Ok)
+                    .count();
+                res.rows.extend(rep.rows.iter().cloned());
+                res.reports.push(rep);
+            }
+            FileOutcome::Failed(e) => {
+                res.summary.failed += 1;
+                res.errors.push(e);
+            }
+            FileOutcome::Skipped(_) => res.summary.skipped += 1,
+        }
+        Ok(())
+    })?;
+    Ok(res)
+}
+
+/// Everything a batch found, kept in memory.
+#[derive(Debug, Default)]
+pub struct BatchResult {
+    /// Rows of every file, in SPEC §3 order.
+    pub rows: Vec<ReportRow>,
+    /// The per-file reports.
+    pub reports: Vec<FileReport>,
+    /// Files that failed, in input order.
+    pub errors: Vec<FileError>,
+    /// Counts.
+    pub summary: BatchSummary,
+}
+
+/// Writes rows (and, for JSON and NDJSON, failed files) in `format`, all at once.
+pub fn write_to(
+    out: impl Write,
+    format: Format,
+    rows: &[ReportRow],
+    errors: &[FileError],
+) -> std::io::Result<()> {
+    let mut w = ReportWriter::new(format, Box::new(out))?;
+    for r in rows {
+        w.row(r)?;
+    }
+    for e in errors {
+        w.error(e)?;
+    }
+    w.finish()
+}
+
+/// The main report, written row by row.
+pub enum ReportWriter<'a> {
+    /// CSV.
+    Csv(Box<CsvWriter<BufWriter<Box<dyn Write + 'a>>>>),
+    /// `{"tasks": [...], "errors": [...]}`: tasks streamed, errors kept for the end.
+    Json(
+        json::JsonWriter<BufWriter<Box<dyn Write + 'a>>>,
+        Vec<FileError>,
+    ),
+    /// One object per line; errors kept for the end.
+    Ndjson(BufWriter<Box<dyn Write + 'a>>, Vec<FileError>),
+}
+
+impl<'a> ReportWriter<'a> {
+    /// Starts a report.
+    pub fn new(format: Format, out: Box<dyn Write + 'a>) -> std::io::Result<Self> {
+        let out = BufWriter::with_capacity(1 << 16, out);
+        Ok(match format {
+            Format::Csv => ReportWriter::Csv(Box::new(CsvWriter::new(out)?)),
+            Format::Json => ReportWriter::Json(json::JsonWriter::new(out)?, Vec::new()),
+            Format::Ndjson => ReportWriter::Ndjson(out, Vec::new()),
+        })
+    }
+
+    /// Writes one row.
+    pub fn row(&mut self, r: &ReportRow) -> std::io::Result<()> {
+        match self {
+            ReportWriter::Csv(w) => w.row(r),
+            ReportWriter::Json(w, _) => w.task(r),
+            ReportWriter::Ndjson(w, _) => json::write_task_line(w, r),
+        }
+    }
+
+    /// Notes a failed file (CSV has no place for it: stderr tells).
+    pub fn error(&mut self, e: &FileError) -> std::io::Result<()> {
+        match self {
+            ReportWriter::Csv(_) => {}
+            ReportWriter::Json(_, errors) | ReportWriter::Ndjson(_, errors) => {
+                errors.push(e.clone())
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the report and flushes.
+    pub fn finish(self) -> std::io::Result<()> {
+        match self {
+            ReportWriter::Csv(w) => w.finish()?.flush(),
+            ReportWriter::Json(w, errors) => w.finish(&errors)?.flush(),
+            ReportWriter::Ndjson(mut w, errors) => {
+                for e in &errors {
+                    json::write_error_line(&mut w, e)?;
+                }
+                w.flush()
+            }
         }
     }
 }
 
-/// Where the report goes.
-enum Output {
+/// An output file.
+enum OutFile {
     Stdout,
     /// A FIFO, a device or another non-regular file: written in place.
-    Direct(File, PathBuf),
+    Direct(File),
     /// A regular file (or a link to one): written to a temporary file in the same folder
     /// and renamed over it when complete, so a killed run never leaves half a report.
     Atomic(tempfile::NamedTempFile, PathBuf),
 }
 
-impl Output {
-    fn open(path: Option<&Path>) -> anyhow::Result<Output> {
+impl OutFile {
+    fn open(path: Option<&Path>) -> anyhow::Result<OutFile> {
         let Some(p) = path.filter(|p| p.as_os_str() != "-") else {
-            return Ok(Output::Stdout);
+            return Ok(OutFile::Stdout);
         };
         let cannot = || format!("cannot write {}", p.display());
         match std::fs::metadata(p) {
             Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: it is a folder", p.display()),
             Ok(m) if !m.is_file() => {
                 let f = File::options().write(true).open(p).with_context(cannot)?;
-                Ok(Output::Direct(f, p.to_path_buf()))
+                Ok(OutFile::Direct(f))
             }
             existing => {
                 // Write through a symbolic link to its target; keep an existing file's mode.
@@ -317,20 +595,23 @@ impl Output {
                     .permissions(mode)
                     .tempfile_in(dir)
                     .map_err(|e| anyhow::anyhow!("{}: {}", cannot(), e.kind()))?;
-                Ok(Output::Atomic(tmp, target))
+                Ok(OutFile::Atomic(tmp, target))
             }
         }
     }
 
-    fn write(self, format: Format, rows: &[ReportRow], errors: &[FileError]) -> anyhow::Result<()> {
+    fn writer(&mut self) -> Box<dyn Write + '_> {
         match self {
-            Output::Stdout => write_to(std::io::stdout().lock(), format, rows, errors)
-                .context("cannot write the report to standard output"),
-            Output::Direct(f, p) => write_to(std::io::BufWriter::new(f), format, rows, errors)
-                .with_context(|| format!("cannot write {}", p.display())),
-            Output::Atomic(mut tmp, p) => {
-                write_to(std::io::BufWriter::new(&mut tmp), format, rows, errors)
-                    .with_context(|| format!("cannot write {}", p.display()))?;
+            OutFile::Stdout => Box::new(std::io::stdout().lock()),
+            OutFile::Direct(f) => Box::new(f),
+            OutFile::Atomic(t, _) => Box::new(t),
+        }
+    }
+
+    fn commit(self) -> anyhow::Result<()> {
+        match self {
+            OutFile::Stdout | OutFile::Direct(..) => Ok(()),
+            OutFile::Atomic(tmp, p) => {
                 tmp.persist(&p)
                     .map_err(|e| anyhow::anyhow!("cannot write {}: {}", p.display(), e.error))?;
                 Ok(())
@@ -352,37 +633,4 @@ fn default_permissions() -> std::fs::Permissions {
         .and_then(|f| f.metadata())
         .map(|m| m.permissions())
         .expect("a temporary file")
-}
-
-/// Writes rows (and, for JSON and NDJSON, failed files) in `format`.
-pub fn write_to(
-    out: impl Write,
-    format: Format,
-    rows: &[ReportRow],
-    errors: &[FileError],
-) -> std::io::Result<()> {
-    let mut out = out;
-    match format {
-        Format::Csv => {
-            let mut w = CsvWriter::new(out)?;
-            for r in rows {
-                w.row(r)?;
-            }
-            w.finish()?.flush()?;
-        }
-        Format::Json => {
-            json::write_document(&mut out, rows, errors)?;
-            out.flush()?;
-        }
-        Format::Ndjson => {
-            for r in rows {
-                json::write_task_line(&mut out, r)?;
-            }
-            for e in errors {
-                json::write_error_line(&mut out, e)?;
-            }
-            out.flush()?;
-        }
-    }
-    Ok(())
 }

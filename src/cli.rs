@@ -1,69 +1,190 @@
-//! Command line: clap's `Cli` (flags only) → the validated [`Config`].
+//! Command line: clap's `Cli` (flags only) → the validated [`Config`] (or a
+//! [`CompareConfig`] for `taskchain compare`).
 
 use std::path::PathBuf;
 
-use clap::Parser;
+use clap::{Args, Parser, Subcommand};
 
 use crate::chain::{ChainConfig, LowConfidencePolicy, Method};
+use crate::gate::Budget;
 use crate::report::Format;
+use crate::report::aggregate::AggregateBy;
+use crate::report::folded::FoldedWeight;
 use crate::tasks::Scope;
 use crate::time::TimeDelta;
-use crate::{Config, Settings};
-
-const EXAMPLES: &str = "Examples:
-  taskchain recording.json.gz                        CSV of long tasks and their chains
-  taskchain traces/ --format json -o report.json     every trace under traces/, as JSON
-  zcat trace.json.gz | taskchain - --scope renderers  a trace from standard input
-
-Exit codes: 0 every file was read; 2 bad usage, or a file could not be read (the other
-files' rows are still written).";
+use crate::{Config, Outputs, Settings};
 
 /// More threads than this only add overhead (each is a rayon worker with its own stack).
 const MAX_JOBS: usize = 256;
 
+const EXAMPLES: &str = "Examples:
+  taskchain recording.json.gz                          CSV of long tasks and their chains
+  taskchain traces/ --format json -o report.json       every trace under traces/, as JSON
+  zcat trace.json.gz | taskchain - --scope renderers    a trace from standard input
+  taskchain nightly/ --summary s.csv --aggregate a.csv --flamegraph f.svg --markdown r.md
+  taskchain ci/*.json --budget tbt-ms=200 --budget max-task-ms=150
+  taskchain compare base/*.json -- candidate/*.json --fail-on-regression 10
+
+Exit codes: 0 every file was read; 1 a budget or regression gate failed; 2 bad usage,
+or a file could not be read (the other files' rows are still written).";
+
 /// Finds long tasks in Chrome trace files and names the JavaScript call chain that caused
 /// each one, with a confidence figure.
 #[derive(Debug, Parser)]
-#[command(name = "taskchain", version, about, after_help = EXAMPLES, allow_negative_numbers = true)]
+#[command(
+    name = "taskchain",
+    version,
+    about,
+    after_help = EXAMPLES,
+    allow_negative_numbers = true,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
-    /// Trace files (.json, .json.gz) or folders searched for them; `-` reads standard input.
-    #[arg(required = true, value_name = "PATH")]
+    /// Compare two sets of traces of one scenario.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Trace files (.json, .json.gz, quoted globs) or folders searched for them; `-` reads
+    /// standard input.
+    #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Also read the paths listed in FILE, one per line (`-` = standard input).
+    #[arg(long, value_name = "FILE")]
+    pub files_from: Option<PathBuf>,
+    /// Take only share I of N of the sorted inputs (1-based; files I, I+N, I+2N, …), so
+    /// N machines split one corpus with no overlap and no gap.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
     /// Write the report here instead of standard output (`-` = standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Csv)]
     pub format: Format,
+    /// Write one CSV row per input file (status, tasks, blocking time, profiles, …).
+    #[arg(long, value_name = "FILE")]
+    pub summary: Option<PathBuf>,
+    /// Write one CSV row per distinct call chain (or script URL) over every task and file.
+    #[arg(long, value_name = "FILE")]
+    pub aggregate: Option<PathBuf>,
+    /// What --aggregate groups by.
+    #[arg(long, value_enum, value_name = "KEY", default_value_t = AggregateBy::Chain)]
+    pub aggregate_by: AggregateBy,
+    /// Write the samples inside long tasks as collapsed stacks (`a;b;c N`), for inferno,
+    /// speedscope or flamegraph.pl.
+    #[arg(long, value_name = "FILE")]
+    pub folded: Option<PathBuf>,
+    /// What the numbers of --folded and --flamegraph count.
+    #[arg(long, value_enum, value_name = "UNIT", default_value_t = FoldedWeight::Samples)]
+    pub folded_weight: FoldedWeight,
+    /// Render the samples inside long tasks as a flame graph (SVG).
+    #[arg(long, value_name = "FILE")]
+    pub flamegraph: Option<PathBuf>,
+    /// Write a short Markdown report (for $GITHUB_STEP_SUMMARY or a pull-request comment).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// A per-file limit, KEY=VALUE (keys: long-tasks, tbt-ms, max-task-ms, long-task-ms);
+    /// any breach makes the exit code 1. Repeatable.
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub budget: Vec<String>,
+    /// Flags shared with `compare`.
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// Analysis and run flags, shared by the main command and `compare`.
+#[derive(Debug, Args)]
+pub struct Common {
     /// Worker threads (default: available cores; at most 256).
-    #[arg(short, long, value_name = "N")]
+    #[arg(short, long, value_name = "N", global = true)]
     pub jobs: Option<usize>,
     /// Which threads' long tasks are reported.
-    #[arg(long, value_enum, default_value_t = Scope::MainFrame)]
+    #[arg(long, value_enum, default_value_t = Scope::MainFrame, global = true)]
     pub scope: Scope,
     /// A task is long when its duration is over this many milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 50.0)]
+    #[arg(long, value_name = "MS", default_value_t = 50.0, global = true)]
     pub threshold_ms: f64,
     /// Also count samples this many milliseconds before a task's start.
-    #[arg(long, value_name = "MS", default_value_t = 0.0)]
+    #[arg(long, value_name = "MS", default_value_t = 0.0, global = true)]
     pub lookback_ms: f64,
     /// Below this confidence (0–1) a task is low confidence.
-    #[arg(long, value_name = "X", default_value_t = 0.5)]
+    #[arg(long, value_name = "X", default_value_t = 0.5, global = true)]
     pub min_confidence: f64,
     /// What to do with low-confidence tasks.
-    #[arg(long, value_enum, value_name = "POLICY", default_value_t = LowConfidencePolicy::Flag)]
+    #[arg(long, value_enum, value_name = "POLICY", default_value_t = LowConfidencePolicy::Flag, global = true)]
     pub on_low_confidence: LowConfidencePolicy,
     /// How the target stack is chosen.
-    #[arg(long, value_enum, default_value_t = Method::LargestStack)]
+    #[arg(long, value_enum, default_value_t = Method::LargestStack, global = true)]
     pub method: Method,
     /// No progress bar, warnings or summary on stderr (errors are still printed).
-    #[arg(short, long)]
+    #[arg(short, long, global = true)]
     pub quiet: bool,
 }
 
-impl Cli {
-    /// Validates the flags. Errors name the flag and the allowed range.
-    pub fn into_config(self) -> Result<Config, String> {
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compare a baseline set of traces with a candidate set of the same scenario: per
+    /// chain and overall, the change in long-task time and count, with a Mann-Whitney U
+    /// test over the per-trace values so that noise is not reported as a regression.
+    #[command(
+        after_help = "Example:\n  taskchain compare base/*.json -- candidate/*.json --fail-on-regression 10 --markdown r.md"
+    )]
+    Compare(CompareArgs),
+}
+
+/// `taskchain compare BASE... -- CANDIDATE...`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Baseline traces (files, folders, globs).
+    #[arg(value_name = "BASE", required = true)]
+    pub base: Vec<PathBuf>,
+    /// Candidate traces, after `--`.
+    #[arg(value_name = "CANDIDATE", last = true, required = true)]
+    pub candidate: Vec<PathBuf>,
+    /// Exit with code 1 when the long-task time (overall or of a chain) grows by more than
+    /// PCT percent and the test says the change is not noise (p < 0.05).
+    #[arg(long, value_name = "PCT")]
+    pub fail_on_regression: Option<f64>,
+    /// Write the comparison here as CSV (default: standard output).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write a Markdown report.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+}
+
+/// The resolved `compare` command.
+#[derive(Clone, Debug)]
+pub struct CompareConfig {
+    /// Baseline paths.
+    pub base: Vec<PathBuf>,
+    /// Candidate paths.
+    pub candidate: Vec<PathBuf>,
+    /// `--fail-on-regression` in percent.
+    pub fail_on_regression: Option<f64>,
+    /// CSV output (`None`: standard output).
+    pub output: Option<PathBuf>,
+    /// Markdown output.
+    pub markdown: Option<PathBuf>,
+    /// Analysis settings.
+    pub analysis: Settings,
+    /// Threads.
+    pub jobs: usize,
+    /// Quiet.
+    pub quiet: bool,
+}
+
+/// What the command line asks for.
+#[derive(Clone, Debug)]
+pub enum Job {
+    /// Analyse and report.
+    Report(Box<Config>),
+    /// Compare two sets.
+    Compare(Box<CompareConfig>),
+}
+
+impl Common {
+    fn settings(&self) -> Result<(Settings, usize), String> {
         let ms = |name: &str, v: f64| {
             if v.is_finite() && v >= 0.0 {
                 Ok(TimeDelta::from_millis_f64(v))
@@ -84,22 +205,137 @@ impl Cli {
             Some(n) => n.min(MAX_JOBS),
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
-        Ok(Config {
+        let settings = Settings {
+            scope: self.scope,
+            threshold,
+            chain: ChainConfig {
+                lookback,
+                min_confidence: self.min_confidence,
+                policy: self.on_low_confidence,
+                method: self.method,
+                collect_stacks: false,
+            },
+        };
+        Ok((settings, jobs))
+    }
+}
+
+/// Parses `I/N` (1 ≤ I ≤ N).
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("--shard wants I/N with 1 ≤ I ≤ N (such as 2/8), got {s:?}");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (usize, usize) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || n == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
+}
+
+impl Cli {
+    /// Validates the flags. Errors name the flag and what it wants.
+    pub fn into_job(self) -> Result<Job, String> {
+        let (mut settings, jobs) = self.common.settings()?;
+        if let Some(Command::Compare(c)) = self.command {
+            if let Some(flag) = c
+                .candidate
+                .iter()
+                .find(|p| p.to_string_lossy().starts_with("--"))
+            {
+                return Err(format!(
+                    "{} after `--` would be read as a trace: options of compare go before `--`",
+                    flag.display()
+                ));
+            }
+            if let Some(p) = c.fail_on_regression
+                && !(p.is_finite() && p >= 0.0)
+            {
+                return Err(format!(
+                    "--fail-on-regression must be a percentage ≥ 0, got {p}"
+                ));
+            }
+            return Ok(Job::Compare(Box::new(CompareConfig {
+                base: c.base,
+                candidate: c.candidate,
+                fail_on_regression: c.fail_on_regression,
+                output: c.output,
+                markdown: c.markdown,
+                analysis: settings,
+                jobs,
+                quiet: self.common.quiet,
+            })));
+        }
+        if self.paths.is_empty() && self.files_from.is_none() {
+            return Err(
+                "no input: give trace files or folders, `-` for standard input, or --files-from"
+                    .into(),
+            );
+        }
+        let budgets = self
+            .budget
+            .iter()
+            .map(|b| b.parse::<Budget>())
+            .collect::<Result<Vec<_>, _>>()?;
+        settings.chain.collect_stacks = self.folded.is_some() || self.flamegraph.is_some();
+        Ok(Job::Report(Box::new(Config {
             paths: self.paths,
+            files_from: self.files_from,
+            shard: self.shard.as_deref().map(parse_shard).transpose()?,
             output: self.output,
             format: self.format,
             jobs,
-            quiet: self.quiet,
-            analysis: Settings {
-                scope: self.scope,
-                threshold,
-                chain: ChainConfig {
-                    lookback,
-                    min_confidence: self.min_confidence,
-                    policy: self.on_low_confidence,
-                    method: self.method,
-                },
+            quiet: self.common.quiet,
+            analysis: settings,
+            outputs: Outputs {
+                summary: self.summary,
+                aggregate: self.aggregate,
+                aggregate_by: self.aggregate_by,
+                folded: self.folded,
+                folded_weight: self.folded_weight,
+                flamegraph: self.flamegraph,
+                markdown: self.markdown,
             },
-        })
+            budgets,
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_are_one_based() {
+        assert_eq!(parse_shard("2/8"), Ok((2, 8)));
+        assert!(parse_shard("0/8").is_err());
+        assert!(parse_shard("9/8").is_err());
+        assert!(parse_shard("x").is_err());
+    }
+
+    #[test]
+    fn compare_takes_two_sets_split_by_double_dash() {
+        let parse = |args: &[&str]| {
+            let mut v = vec!["taskchain", "compare"];
+            v.extend(args);
+            Cli::try_parse_from(v).unwrap().into_job()
+        };
+        let Ok(Job::Compare(c)) = parse(&["a.json", "b.json", "--", "c.json", "d.json"]) else {
+            panic!()
+        };
+        assert_eq!(c.base, [PathBuf::from("a.json"), PathBuf::from("b.json")]);
+        assert_eq!(c.candidate.len(), 2);
+        let Ok(Job::Compare(c)) = parse(&["--fail-on-regression", "5", "a.json", "--", "c.json"])
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (c.base.len(), c.candidate.len(), c.fail_on_regression),
+            (1, 1, Some(5.0))
+        );
+        // Everything after `--` is a candidate path: a flag there is refused.
+        let err = parse(&["a.json", "--", "c.json", "--fail-on-regression", "5"]).unwrap_err();
+        assert!(err.contains("go before `--`"), "{err}");
     }
 }

@@ -12,7 +12,9 @@
 pub mod batch;
 pub mod chain;
 pub mod cli;
+pub mod compare;
 pub mod error;
+pub mod gate;
 pub mod input;
 pub mod profile;
 pub mod report;
@@ -36,8 +38,12 @@ pub use batch::{BatchSummary, run};
 /// What to analyse and how: the resolved command line.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Files, folders, or `-`.
+    /// Files, folders, globs, or `-`.
     pub paths: Vec<PathBuf>,
+    /// `--files-from`: a file listing more paths, one per line (`-`: standard input).
+    pub files_from: Option<PathBuf>,
+    /// `--shard I/N` (1-based I).
+    pub shard: Option<(usize, usize)>,
     /// Output file; `None` or `-` for standard output.
     pub output: Option<PathBuf>,
     /// Output format.
@@ -48,6 +54,29 @@ pub struct Config {
     pub quiet: bool,
     /// Per-file analysis settings.
     pub analysis: Settings,
+    /// Extra outputs.
+    pub outputs: Outputs,
+    /// Per-file budgets (`--budget`).
+    pub budgets: Vec<gate::Budget>,
+}
+
+/// The extra outputs of a batch (each `None` when not asked for).
+#[derive(Clone, Debug, Default)]
+pub struct Outputs {
+    /// `--summary`: one CSV row per input file.
+    pub summary: Option<PathBuf>,
+    /// `--aggregate`: one CSV row per distinct chain (or URL).
+    pub aggregate: Option<PathBuf>,
+    /// `--aggregate-by`.
+    pub aggregate_by: report::aggregate::AggregateBy,
+    /// `--folded`: collapsed stacks.
+    pub folded: Option<PathBuf>,
+    /// `--folded-weight`.
+    pub folded_weight: report::folded::FoldedWeight,
+    /// `--flamegraph`: SVG.
+    pub flamegraph: Option<PathBuf>,
+    /// `--markdown`.
+    pub markdown: Option<PathBuf>,
 }
 
 /// Settings of one file's analysis.
@@ -89,6 +118,35 @@ pub struct FileReport {
     /// Set when the event array breaks off in bytes that are not JSON: the events before
     /// were used (and their rows are kept), the rest of the file was not read.
     pub broken: Option<String>,
+    /// Counts for `--summary` and `--budget`.
+    pub stats: FileStats,
+    /// With `collect_stacks`: the samples inside long tasks by folded stack (path,
+    /// samples, time), summed over the file's tasks, sorted by path.
+    pub stacks: Vec<(String, u64, TimeDelta)>,
+}
+
+/// Per-file counts (durations in ns; reports write ms).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileStats {
+    /// Size of the input as stored (compressed for `.gz`), bytes.
+    pub bytes: u64,
+    /// Threads in scope (renderer main threads).
+    pub threads: usize,
+    /// Top-level tasks on them.
+    pub top_level_tasks: usize,
+    /// Sum of the long tasks' durations.
+    pub long_task_time: TimeDelta,
+    /// Total blocking time: sum over top-level tasks longer than 50 ms of `dur − 50 ms`
+    /// (Lighthouse's definition, whatever `--threshold-ms` is).
+    pub blocking_time: TimeDelta,
+    /// The longest top-level task.
+    pub max_task: TimeDelta,
+    /// Sum of the durations of the rows with status `ok`.
+    pub attributed_time: TimeDelta,
+    /// Profiles in the trace.
+    pub profiles: usize,
+    /// Samples in those profiles.
+    pub samples: u64,
 }
 
 /// Why one file's bytes could not be analysed (the caller adds the path).
@@ -178,6 +236,22 @@ fn analyze_scanned(
     let long = tasks::long_tasks(&top, s.threshold);
     let profiles = profile::build(&mut trace, &mut diagnostics);
     timer.lap("profiles");
+    let fifty = TimeDelta::from_micros(50_000);
+    let all_top = || top.values().flatten();
+    let mut stats = FileStats {
+        bytes: 0,
+        threads: threads.len(),
+        top_level_tasks: all_top().count(),
+        long_task_time: long.iter().map(|t| t.dur).sum(),
+        blocking_time: all_top()
+            .filter(|t| t.dur > fifty)
+            .map(|t| TimeDelta::from_nanos(t.dur.as_nanos() - fifty.as_nanos()))
+            .sum(),
+        max_task: all_top().map(|t| t.dur).max().unwrap_or_default(),
+        attributed_time: TimeDelta::ZERO,
+        profiles: profiles.profiles.len(),
+        samples: profiles.profiles.iter().map(|p| p.sample_count).sum(),
+    };
     let first_ts = trace.first_ts.unwrap_or_default();
     let truncated = trace.truncated();
     let broken = match trace.end {
@@ -196,6 +270,19 @@ fn analyze_scanned(
         "samples naming unknown nodes (skipped)",
         chains.iter().map(|c| c.unknown_samples).sum(),
     );
+    stats.attributed_time = chains
+        .iter()
+        .filter(|c| c.status == chain::ChainStatus::Ok)
+        .map(|c| c.task.dur)
+        .sum();
+    let mut stacks: std::collections::BTreeMap<String, (u64, TimeDelta)> = Default::default();
+    for c in &chains {
+        for (path, n, t) in &c.stacks {
+            let e = stacks.entry(path.clone()).or_default();
+            e.0 += u64::from(*n);
+            e.1 = e.1 + *t;
+        }
+    }
     let rows = chains
         .into_iter()
         .map(|mut c| {
@@ -216,6 +303,8 @@ fn analyze_scanned(
         truncated,
         diagnostics,
         broken,
+        stats,
+        stacks: stacks.into_iter().map(|(p, (n, t))| (p, n, t)).collect(),
     }
 }
 

@@ -1,31 +1,36 @@
-//! The `taskchain` command: parse the flags, run the batch, print the summary, exit
-//! 0 (all files read), 2 (bad usage, or a file could not be read).
+//! The `taskchain` command: parse the flags, run the job, print the summary, exit 0 (all
+//! files read), 1 (a budget or regression gate failed), 2 (bad usage, or a file could not
+//! be read).
 
 use std::process::ExitCode;
 
 use clap::Parser;
-use taskchain::cli::Cli;
+use taskchain::cli::{Cli, Job};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let config = match cli.into_config() {
-        Ok(c) => c,
+    let job = match Cli::parse().into_job() {
+        Ok(j) => j,
         Err(msg) => {
             eprintln!("taskchain: error: {msg}");
             return ExitCode::from(2);
         }
     };
-    match taskchain::run(&config) {
-        Ok(summary) => {
-            if !config.quiet {
-                eprintln!("{}", summary.line());
+    let result = match &job {
+        Job::Report(cfg) => taskchain::run(cfg).map(|o| {
+            if !cfg.quiet {
+                eprintln!("{}", o.summary.line());
             }
-            if summary.failed > 0 {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
+            exit_code(o.summary.failed > 0, !o.breaches.is_empty())
+        }),
+        Job::Compare(cfg) => taskchain::compare::run(cfg).map(|o| {
+            exit_code(
+                o.failed > 0,
+                o.regressions > 0 && cfg.fail_on_regression.is_some(),
+            )
+        }),
+    };
+    match result {
+        Ok(code) => code,
         Err(err) => {
             if is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
@@ -33,6 +38,18 @@ fn main() -> ExitCode {
             eprintln!("taskchain: error: {err:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// 2 when a file could not be read (the gate's data is incomplete), else 1 when a gate
+/// failed, else 0.
+fn exit_code(failed_files: bool, gate_failed: bool) -> ExitCode {
+    if failed_files {
+        ExitCode::from(2)
+    } else if gate_failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

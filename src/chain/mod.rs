@@ -53,6 +53,8 @@ pub struct ChainConfig {
     pub policy: LowConfidencePolicy,
     /// `--method`.
     pub method: Method,
+    /// Also count the window's samples by stack ([`TaskChain::stacks`]), for `--folded`.
+    pub collect_stacks: bool,
 }
 
 impl Default for ChainConfig {
@@ -62,6 +64,7 @@ impl Default for ChainConfig {
             min_confidence: 0.5,
             policy: LowConfidencePolicy::Flag,
             method: Method::LargestStack,
+            collect_stacks: false,
         }
     }
 }
@@ -180,6 +183,10 @@ pub struct TaskChain {
     pub chain: Vec<ChainFrame>,
     /// Samples read for the window that name no node (left out).
     pub unknown_samples: u64,
+    /// With [`ChainConfig::collect_stacks`]: every stack of the window's samples as a
+    /// folded path (frames root → leaf joined by `;`, see [`ChainFrame::text`]), with its
+    /// sample count and time.
+    pub stacks: Vec<(String, u32, TimeDelta)>,
 }
 
 /// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`].
@@ -203,6 +210,7 @@ pub fn resolve(
         flags: Flags::default(),
         chain: Vec::new(),
         unknown_samples: 0,
+        stacks: Vec::new(),
     };
     out.flags.set(Flags::INCOMPLETE, task.incomplete);
     if !profiles.covers(task.thread) {
@@ -227,6 +235,9 @@ pub fn resolve(
     out.flags
         .set(Flags::PROFILE_GAP, w.longest_gap() > PROFILE_GAP);
 
+    if cfg.collect_stacks {
+        out.stacks = folded_stacks(&w);
+    }
     let pick = match cfg.method {
         Method::LargestStack => w.largest_stack(),
         Method::HeaviestPath => heaviest::heaviest_path(&w),
@@ -298,6 +309,52 @@ fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<Pick>, min_conf
 /// Confidence as reported: rounded half away from zero to 3 decimals (0.8125 → 0.813).
 pub fn round_confidence(c: f64) -> f64 {
     (c * 1000.0).round() / 1000.0
+}
+
+/// The window's samples by stack: (folded path, samples, time), in stack order.
+fn folded_stacks(w: &window::Weighted<'_>) -> Vec<(String, u32, TimeDelta)> {
+    let mut by_stack: Vec<(u32, TimeDelta)> = vec![(0, TimeDelta::ZERO); w.profile.stacks.len()];
+    for k in 0..w.len() {
+        let e = &mut by_stack[w.stack(k).index()];
+        e.0 += 1;
+        e.1 = e.1 + w.weights[k];
+    }
+    by_stack
+        .into_iter()
+        .enumerate()
+        .filter(|(_, (n, _))| *n > 0)
+        .map(|(s, (n, t))| {
+            let path = chain_frames(w.profile, StackIndex::new(s))
+                .iter()
+                .map(|f| f.text().replace(';', ","))
+                .collect::<Vec<_>>()
+                .join(";");
+            (path, n, t)
+        })
+        .collect()
+}
+
+impl ChainFrame {
+    /// The frame as reports show it: `name (url:line:column)`; the url is left out where
+    /// empty, and the parenthesis where nothing is known.
+    pub fn text(&self) -> String {
+        let mut pos = self.url.clone();
+        if let Some(l) = self.line {
+            if !pos.is_empty() {
+                pos.push(':');
+            }
+            pos.push_str(&l.to_string());
+            if let Some(c) = self.column {
+                pos.push(':');
+                pos.push_str(&c.to_string());
+            }
+        }
+        if pos.is_empty() {
+            self.function.clone()
+        } else {
+            format!("{} ({pos})", self.function)
+        }
+    }
 }
 
 /// Frames of `stack` from the outermost caller to the leaf, without `(root)` (SPEC §1 step 5).

@@ -103,6 +103,7 @@ pub fn open(input: &InputPath) -> Result<Source> {
 pub struct GzBlocks {
     full: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
     empty: std::sync::mpsc::SyncSender<Vec<u8>>,
+    compressed_len: u64,
 }
 
 /// Size of one decompressed block. Tuned on the 1 GB benchmark .gz files: 1–8 MB gave
@@ -112,7 +113,13 @@ const GZ_BLOCK: usize = 4 << 20;
 const GZ_BLOCKS: usize = 3;
 
 impl GzBlocks {
+    /// Size of the compressed input, bytes.
+    pub fn compressed_len(&self) -> u64 {
+        self.compressed_len
+    }
+
     fn spawn(compressed: TraceBytes) -> GzBlocks {
+        let compressed_len = compressed.len() as u64;
         let (full_tx, full) = std::sync::mpsc::sync_channel(GZ_BLOCKS);
         let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(GZ_BLOCKS + 1);
         for _ in 0..GZ_BLOCKS {
@@ -149,7 +156,11 @@ impl GzBlocks {
                 }
             }
         });
-        GzBlocks { full, empty }
+        GzBlocks {
+            full,
+            empty,
+            compressed_len,
+        }
     }
 }
 

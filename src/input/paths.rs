@@ -46,6 +46,7 @@ pub fn expand(args: &[PathBuf]) -> Vec<Result<InputPath>> {
             found.push(InputPath::File(a.clone()));
         }
     }
+    // Named files before found ones, so that a file both named and found counts as named.
     found.sort();
     let mut seen_files = HashSet::new();
     found.retain(|inp| match inp {
@@ -54,11 +55,72 @@ pub fn expand(args: &[PathBuf]) -> Vec<Result<InputPath>> {
             seen_files.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
         }
     });
-    found
+    let mut all: Vec<Result<InputPath>> = found
         .into_iter()
         .map(Ok)
         .chain(errors.into_iter().map(Err))
-        .collect()
+        .collect();
+    // Input order is report order: by the name the reports show.
+    all.sort_by_cached_key(|r| match r {
+        Ok(inp) => inp.display_name(),
+        Err(e) => e.path().display().to_string(),
+    });
+    all
+}
+
+/// The inputs of a run: `paths` (files, folders, `-`, and quoted globs such as
+/// `'traces/**/*.json.gz'`, expanded here when no file has that name), the paths listed in
+/// `files_from` (one per line; `-` reads them from standard input; blank lines and lines
+/// starting with `#` are skipped), and of those, with `shard = (i, n)`, only every n-th
+/// starting at the i-th (1-based) of the sorted list. Errors: `files_from` cannot be read,
+/// or a glob is malformed.
+pub fn inputs(
+    paths: &[PathBuf],
+    files_from: Option<&Path>,
+    shard: Option<(usize, usize)>,
+) -> anyhow::Result<Vec<Result<InputPath>>> {
+    use anyhow::Context;
+    let mut args: Vec<PathBuf> = Vec::new();
+    let mut unmatched = Vec::new();
+    let listed = match files_from {
+        None => String::new(),
+        Some(f) if f.as_os_str() == "-" => std::io::read_to_string(std::io::stdin().lock())
+            .context("cannot read the list of files from standard input")?,
+        Some(f) => std::fs::read_to_string(f)
+            .with_context(|| format!("cannot read the list of files {}", f.display()))?,
+    };
+    let from_list = listed
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(PathBuf::from);
+    for p in paths.iter().cloned().chain(from_list) {
+        let text = p.to_string_lossy();
+        let is_glob = text.contains(['*', '?', '[']) && !p.exists();
+        if !is_glob {
+            args.push(p);
+            continue;
+        }
+        let matches: Vec<PathBuf> = glob::glob(&text)
+            .with_context(|| format!("bad glob pattern {text:?}"))?
+            .flatten()
+            .collect();
+        if matches.is_empty() {
+            unmatched.push(Error::NoTraces { path: p.clone() });
+        }
+        args.extend(matches);
+    }
+    let mut all = expand(&args);
+    all.extend(unmatched.into_iter().map(Err));
+    if let Some((i, n)) = shard {
+        all = all
+            .into_iter()
+            .enumerate()
+            .filter(|(k, _)| k % n == i - 1)
+            .map(|(_, r)| r)
+            .collect();
+    }
+    Ok(all)
 }
 
 fn walk(
@@ -140,5 +202,48 @@ mod tests {
         std::fs::create_dir(&empty).unwrap();
         let r = expand(std::slice::from_ref(&empty));
         assert!(matches!(&r[..], [Err(Error::NoTraces { .. })]));
+    }
+
+    #[test]
+    fn globs_lists_and_shards() {
+        let d = tempfile::tempdir().unwrap();
+        let names: Vec<String> = (0..7).map(|k| format!("t{k}.json")).collect();
+        for n in &names {
+            std::fs::write(d.path().join(n), b"[]").unwrap();
+        }
+        let list = d.path().join("list.txt");
+        std::fs::write(
+            &list,
+            format!("# traces\n\n{}\n", d.path().join("t6.json").display()),
+        )
+        .unwrap();
+        let glob = d.path().join("t[0-5].json");
+        let names_of = |v: Vec<Result<InputPath>>| -> Vec<String> {
+            v.into_iter()
+                .map(|r| {
+                    r.unwrap()
+                        .path()
+                        .file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect()
+        };
+        let all = names_of(inputs(std::slice::from_ref(&glob), Some(&list), None).unwrap());
+        assert_eq!(all, names);
+        // Three shards: every file exactly once.
+        let mut union = Vec::new();
+        for i in 1..=3 {
+            let part =
+                names_of(inputs(std::slice::from_ref(&glob), Some(&list), Some((i, 3))).unwrap());
+            assert!(part.len() == 2 || part.len() == 3);
+            union.extend(part);
+        }
+        union.sort();
+        assert_eq!(union, names);
+        // A glob matching nothing is an error entry, not silence.
+        let none = inputs(&[d.path().join("x*.json")], None, None).unwrap();
+        assert!(matches!(&none[..], [Err(Error::NoTraces { .. })]));
     }
 }

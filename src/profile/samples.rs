@@ -165,7 +165,10 @@ impl Placement {
         // Chunks in profile order: rows are appended in profile order, so a stable sort by
         // time alone gives (time, profile order).
         for i in self.meeting(start, end) {
-            if !self.chunks[i].samples.read_into(file, &mut ids, &mut deltas) {
+            if !self.chunks[i]
+                .samples
+                .read_into(file, &mut ids, &mut deltas)
+            {
                 out.unreadable += 1;
                 continue;
             }

@@ -81,6 +81,38 @@ fn task(r: &ReportRow) -> Task<'_> {
     }
 }
 
+/// Writes `{"tasks": [...], "errors": [...]}` a task at a time.
+pub struct JsonWriter<W: Write> {
+    out: W,
+    first: bool,
+}
+
+impl<W: Write> JsonWriter<W> {
+    /// Starts the document.
+    pub fn new(mut out: W) -> std::io::Result<Self> {
+        out.write_all(b"{\"tasks\":[")?;
+        Ok(JsonWriter { out, first: true })
+    }
+
+    /// Writes one task object.
+    pub fn task(&mut self, r: &ReportRow) -> std::io::Result<()> {
+        if !self.first {
+            self.out.write_all(b",")?;
+        }
+        self.first = false;
+        serde_json::to_writer(&mut self.out, &task(r))?;
+        Ok(())
+    }
+
+    /// Ends the document with the failed files and a newline.
+    pub fn finish(mut self, errors: &[FileError]) -> std::io::Result<W> {
+        self.out.write_all(b"],\"errors\":")?;
+        serde_json::to_writer(&mut self.out, errors)?;
+        self.out.write_all(b"}\n")?;
+        Ok(self.out)
+    }
+}
+
 /// Writes `{"tasks": [...], "errors": [...]}` and a final newline.
 pub fn write_document(
     out: &mut impl Write,

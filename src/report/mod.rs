@@ -4,8 +4,12 @@
 //! in µs); lines and columns are 1-based. Rows are written in the order given: the caller
 //! sorts them by (file, pid, tid, task_ts_us).
 
+pub mod aggregate;
 pub mod csv;
+pub mod folded;
 pub mod json;
+pub mod markdown;
+pub mod summary;
 
 use crate::chain::{ChainFrame, ChainStatus, Flags, TaskChain};
 use crate::scan::records::ThreadKey;
@@ -127,25 +131,9 @@ pub fn millis_number(d: TimeDelta) -> f64 {
 
 pub use crate::chain::round_confidence as confidence_number;
 
-/// A frame as `name (url:line:column)`; the url is left out where empty, and the
-/// parenthesis where nothing is known.
+/// A frame as `name (url:line:column)` (see [`ChainFrame::text`]).
 pub fn frame_text(f: &ChainFrame) -> String {
-    let mut pos = f.url.clone();
-    if let Some(l) = f.line {
-        if !pos.is_empty() {
-            pos.push(':');
-        }
-        pos.push_str(&l.to_string());
-        if let Some(c) = f.column {
-            pos.push(':');
-            pos.push_str(&c.to_string());
-        }
-    }
-    if pos.is_empty() {
-        f.function.clone()
-    } else {
-        format!("{} ({pos})", f.function)
-    }
+    f.text()
 }
 
 /// The chain column: frames root → leaf joined by ` > `.

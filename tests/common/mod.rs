@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Parser;
 use taskchain::batch::{analyze_all, write_to};
-use taskchain::cli::Cli;
+use taskchain::cli::{Cli, Job};
 use taskchain::report::Format;
 
 /// The folder of a sample case.
@@ -40,7 +40,9 @@ pub fn report(args: &[String], paths: &[PathBuf], format: Format, jobs: usize) -
     let mut argv: Vec<String> = vec!["taskchain".into(), "-q".into()];
     argv.extend(args.iter().cloned());
     argv.extend(paths.iter().map(|p| p.display().to_string()));
-    let cfg = Cli::try_parse_from(argv).unwrap().into_config().unwrap();
+    let Job::Report(cfg) = Cli::try_parse_from(argv).unwrap().into_job().unwrap() else {
+        panic!("not a report job")
+    };
     let res = analyze_all(&cfg.paths, &cfg.analysis, jobs, true).unwrap();
     let mut out = Vec::new();
     write_to(&mut out, format, &res.rows, &res.errors).unwrap();

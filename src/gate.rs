@@ -1,0 +1,164 @@
+//! CI gates: per-file budgets (`--budget KEY=VALUE`). A breach makes the exit code 1.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::FileStats;
+
+/// What a budget limits, per file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BudgetKey {
+    /// Number of long tasks (`long-tasks`).
+    LongTasks,
+    /// Total blocking time, ms (`tbt-ms`).
+    TbtMs,
+    /// Longest top-level task, ms (`max-task-ms`).
+    MaxTaskMs,
+    /// Sum of long-task durations, ms (`long-task-ms`).
+    LongTaskMs,
+}
+
+/// One `--budget KEY=VALUE`: the file breaks it when its value is above `limit`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budget {
+    /// What is limited.
+    pub key: BudgetKey,
+    /// The largest value allowed.
+    pub limit: f64,
+}
+
+impl BudgetKey {
+    const ALL: [(&'static str, BudgetKey); 4] = [
+        ("long-tasks", BudgetKey::LongTasks),
+        ("tbt-ms", BudgetKey::TbtMs),
+        ("max-task-ms", BudgetKey::MaxTaskMs),
+        ("long-task-ms", BudgetKey::LongTaskMs),
+    ];
+
+    /// The key as written on the command line.
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .expect("listed")
+            .0
+    }
+
+    /// This key's value for one file.
+    pub fn value(self, long_tasks: usize, s: &FileStats) -> f64 {
+        match self {
+            BudgetKey::LongTasks => long_tasks as f64,
+            BudgetKey::TbtMs => s.blocking_time.as_millis_f64(),
+            BudgetKey::MaxTaskMs => s.max_task.as_millis_f64(),
+            BudgetKey::LongTaskMs => s.long_task_time.as_millis_f64(),
+        }
+    }
+}
+
+impl FromStr for Budget {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Budget, String> {
+        let keys = || {
+            BudgetKey::ALL
+                .iter()
+                .map(|(n, _)| *n)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let (k, v) = s
+            .split_once('=')
+            .ok_or_else(|| format!("--budget wants KEY=VALUE (keys: {}), got {s:?}", keys()))?;
+        let key = BudgetKey::ALL
+            .iter()
+            .find(|(n, _)| *n == k.trim())
+            .map(|(_, key)| *key)
+            .ok_or_else(|| format!("--budget: unknown key {k:?} (keys: {})", keys()))?;
+        let limit: f64 = v
+            .trim()
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite() && *x >= 0.0)
+            .ok_or_else(|| format!("--budget {k}: want a number ≥ 0, got {v:?}"))?;
+        Ok(Budget { key, limit })
+    }
+}
+
+/// A file over a budget.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Breach {
+    /// The file.
+    pub file: String,
+    /// The budget.
+    pub budget: Budget,
+    /// The file's value.
+    pub value: f64,
+}
+
+impl fmt::Display for Breach {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} is {} (budget {})",
+            self.file,
+            self.budget.key.name(),
+            round3(self.value),
+            round3(self.budget.limit)
+        )
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The budgets `file` breaks.
+pub fn check(budgets: &[Budget], file: &str, long_tasks: usize, s: &FileStats) -> Vec<Breach> {
+    budgets
+        .iter()
+        .filter_map(|b| {
+            let value = b.key.value(long_tasks, s);
+            (value > b.limit).then(|| Breach {
+                file: file.to_string(),
+                budget: *b,
+                value,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::TimeDelta;
+
+    #[test]
+    fn parse_and_check() {
+        let b: Budget = "tbt-ms=200".parse().unwrap();
+        assert_eq!((b.key, b.limit), (BudgetKey::TbtMs, 200.0));
+        assert!(
+            "tbt=1"
+                .parse::<Budget>()
+                .unwrap_err()
+                .contains("unknown key")
+        );
+        assert!("long-tasks=-1".parse::<Budget>().is_err());
+        let s = FileStats {
+            blocking_time: TimeDelta::from_micros(200_001),
+            max_task: TimeDelta::from_micros(150_000),
+            ..FileStats::default()
+        };
+        let budgets: Vec<Budget> = ["tbt-ms=200", "max-task-ms=150", "long-tasks=0"]
+            .iter()
+            .map(|b| b.parse().unwrap())
+            .collect();
+        // 200.001 ms > 200 breaks; 150 ms = 150 does not; 2 long tasks > 0 breaks.
+        let breaches = check(&budgets, "f.json", 2, &s);
+        assert_eq!(
+            breaches.iter().map(|b| b.to_string()).collect::<Vec<_>>(),
+            [
+                "f.json: tbt-ms is 200.001 (budget 200)",
+                "f.json: long-tasks is 2 (budget 0)"
+            ]
+        );
+    }
+}

@@ -1,0 +1,115 @@
+//! `--folded` and `--flamegraph`: the samples inside long tasks as collapsed stacks
+//! (Brendan Gregg's format, `frame;frame;frame N`, read by inferno, speedscope and
+//! flamegraph.pl), and an SVG flame graph rendered from them with the `inferno` crate.
+//! Frames are written as in the chain column (`name (url:line:column)`, `;` → `,`).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+
+use crate::time::TimeDelta;
+
+/// What the stack counts are.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum FoldedWeight {
+    /// Number of samples.
+    #[default]
+    Samples,
+    /// Microseconds the samples stand for (clipped to their task).
+    Us,
+}
+
+/// Folded stacks summed over files.
+#[derive(Debug, Default)]
+pub struct Folded {
+    weight: FoldedWeight,
+    stacks: BTreeMap<String, (u64, TimeDelta)>,
+}
+
+impl Folded {
+    /// Counts by `weight`.
+    pub fn new(weight: FoldedWeight) -> Self {
+        Folded {
+            weight,
+            stacks: BTreeMap::new(),
+        }
+    }
+
+    /// Adds one file's stacks.
+    pub fn add(&mut self, stacks: &[(String, u64, TimeDelta)]) {
+        for (path, n, t) in stacks {
+            let e = self.stacks.entry(path.clone()).or_default();
+            e.0 += n;
+            e.1 = e.1 + *t;
+        }
+    }
+
+    fn lines(&self) -> impl Iterator<Item = String> + '_ {
+        self.stacks.iter().filter_map(|(path, (n, t))| {
+            let count = match self.weight {
+                FoldedWeight::Samples => *n,
+                FoldedWeight::Us => (t.as_nanos().max(0) as u64 + 500) / 1000,
+            };
+            (count > 0 && !path.is_empty()).then(|| format!("{path} {count}"))
+        })
+    }
+
+    /// Writes the collapsed stacks, one per line, sorted.
+    pub fn write(&self, mut out: impl Write) -> std::io::Result<()> {
+        for l in self.lines() {
+            writeln!(out, "{l}")?;
+        }
+        out.flush()
+    }
+
+    /// Renders a flame graph (SVG).
+    pub fn flamegraph(&self, title: &str, out: impl Write) -> std::io::Result<()> {
+        let lines: Vec<String> = self.lines().collect();
+        let mut opt = inferno::flamegraph::Options::default();
+        opt.title = title.to_string();
+        opt.count_name = match self.weight {
+            FoldedWeight::Samples => "samples".into(),
+            FoldedWeight::Us => "µs".into(),
+        };
+        opt.deterministic = true;
+        if lines.is_empty() {
+            // inferno refuses empty input; an empty graph says the same thing.
+            return write_empty_svg(title, out);
+        }
+        inferno::flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), out)
+            .map_err(std::io::Error::other)
+    }
+}
+
+fn write_empty_svg(title: &str, mut out: impl Write) -> std::io::Result<()> {
+    let esc = title
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    writeln!(
+        out,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="800" height="60"><text x="10" y="30">{esc}: no samples inside long tasks</text></svg>"#
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_over_files_in_both_units() {
+        let mut f = Folded::new(FoldedWeight::Samples);
+        f.add(&[("a;b".into(), 2, TimeDelta::from_nanos(1_500))]);
+        f.add(&[
+            ("a;b".into(), 1, TimeDelta::from_nanos(400)),
+            ("a".into(), 1, TimeDelta::from_micros(7)),
+        ]);
+        let mut out = Vec::new();
+        f.write(&mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "a 1\na;b 3\n");
+        f.weight = FoldedWeight::Us;
+        let mut out = Vec::new();
+        f.write(&mut out).unwrap();
+        // 1.5 µs + 0.4 µs = 1.9 µs → 2.
+        assert_eq!(String::from_utf8(out).unwrap(), "a 7\na;b 2\n");
+    }
+}

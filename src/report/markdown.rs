@@ -1,0 +1,109 @@
+//! `--markdown`: a short report of a batch for `$GITHUB_STEP_SUMMARY` or a pull-request
+//! comment: totals, the files with the most blocking time, the top chains, budget breaches
+//! and failed files.
+
+use std::io::Write;
+
+use super::millis_text;
+use crate::compare::shorten;
+use crate::time::TimeDelta;
+
+/// One file's line in the report.
+#[derive(Clone, Debug)]
+pub struct FileLine {
+    /// The file.
+    pub file: String,
+    /// Long tasks.
+    pub long_tasks: usize,
+    /// Total blocking time.
+    pub blocking_time: TimeDelta,
+    /// Longest task.
+    pub max_task: TimeDelta,
+}
+
+/// What the report shows.
+#[derive(Debug, Default)]
+pub struct MarkdownReport {
+    /// Files read, long tasks, rows `ok`.
+    pub files: usize,
+    /// Long tasks.
+    pub long_tasks: usize,
+    /// Rows with status `ok`.
+    pub attributed: usize,
+    /// Per file.
+    pub lines: Vec<FileLine>,
+    /// Top chains: (chain, leaf, total stack time, tasks).
+    pub top_chains: Vec<(String, String, TimeDelta, u64)>,
+    /// Budget breaches, as sentences.
+    pub breaches: Vec<String>,
+    /// Failed files, as sentences.
+    pub failed: Vec<String>,
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+impl MarkdownReport {
+    /// Writes the Markdown.
+    pub fn write(&self, out: &mut impl Write) -> std::io::Result<()> {
+        writeln!(out, "## taskchain\n")?;
+        writeln!(
+            out,
+            "{} files, {} long tasks, {} attributed with confidence.\n",
+            self.files, self.long_tasks, self.attributed
+        )?;
+        if !self.breaches.is_empty() {
+            writeln!(out, "### Budget breaches\n")?;
+            for b in &self.breaches {
+                writeln!(out, "- ❌ {}", cell(b))?;
+            }
+            writeln!(out)?;
+        }
+        let mut lines = self.lines.clone();
+        lines.sort_by(|a, b| {
+            b.blocking_time
+                .cmp(&a.blocking_time)
+                .then_with(|| a.file.cmp(&b.file))
+        });
+        if lines.iter().any(|l| l.long_tasks > 0) {
+            writeln!(out, "### Files with the most blocking time\n")?;
+            writeln!(out, "| file | long tasks | TBT ms | longest task ms |")?;
+            writeln!(out, "|---|---:|---:|---:|")?;
+            for l in lines.iter().filter(|l| l.long_tasks > 0).take(10) {
+                writeln!(
+                    out,
+                    "| {} | {} | {} | {} |",
+                    cell(&l.file),
+                    l.long_tasks,
+                    millis_text(l.blocking_time),
+                    millis_text(l.max_task)
+                )?;
+            }
+            writeln!(out)?;
+        }
+        if !self.top_chains.is_empty() {
+            writeln!(out, "### Chains that cost the most long-task time\n")?;
+            writeln!(out, "| chain | leaf | long tasks | stack ms |")?;
+            writeln!(out, "|---|---|---:|---:|")?;
+            for (chain, leaf, t, n) in &self.top_chains {
+                writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    cell(&shorten(chain, 90)),
+                    cell(leaf),
+                    n,
+                    millis_text(*t)
+                )?;
+            }
+            writeln!(out)?;
+        }
+        if !self.failed.is_empty() {
+            writeln!(out, "### Files that could not be read\n")?;
+            for f in &self.failed {
+                writeln!(out, "- {}", cell(f))?;
+            }
+        }
+        Ok(())
+    }
+}
