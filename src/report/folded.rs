@@ -61,7 +61,7 @@ impl Folded {
         out.flush()
     }
 
-    /// Renders a flame graph (SVG).
+    /// Renders a flame graph (SVG), roots at the top.
     pub fn flamegraph(&self, title: &str, out: impl Write) -> std::io::Result<()> {
         let lines: Vec<String> = self.lines().collect();
         let mut opt = inferno::flamegraph::Options::default();
@@ -71,6 +71,11 @@ impl Folded {
             FoldedWeight::Us => "µs".into(),
         };
         opt.deterministic = true;
+        // Roots at the top (an icicle graph): deep recursion makes the SVG very tall, and
+        // the part a browser shows first should be where the time starts.
+        opt.direction = inferno::flamegraph::Direction::Inverted;
+        // Frames read `name (url:line:column)`: keep the name when a box is narrow.
+        opt.text_truncate_direction = inferno::flamegraph::TextTruncateDirection::Right;
         if lines.is_empty() {
             // inferno refuses empty input; an empty graph says the same thing.
             return write_empty_svg(title, out);
