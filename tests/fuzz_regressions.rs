@@ -1,6 +1,8 @@
 //! Inputs the fuzzer (fuzz/fuzz_targets/pipeline.rs) once broke, kept so they stay fixed:
-//! each must give the same long tasks read whole and read as a stream of small blocks.
-//! The first byte of each file is the fuzz target's control byte.
+//! each must give the same long tasks (or the same error) read whole and read as a stream
+//! of small blocks. The first byte of each file is the fuzz target's control byte.
+//! `slow-envelope-1-byte-blocks` took 10 s in 1-byte blocks (the envelope was looked for
+//! again after every block); it now takes milliseconds.
 
 use taskchain::{Settings, analyze_bytes, analyze_stream};
 
@@ -12,13 +14,17 @@ fn whole_and_streamed_reads_agree() {
         let data = std::fs::read(entry.unwrap().path()).unwrap();
         let (control, trace) = data.split_at(1);
         let s = Settings::default();
-        let whole = analyze_bytes("f", trace, &s).unwrap();
+        let whole = analyze_bytes("f", trace, &s);
         let block = 1 + (control[0] as usize >> 3);
         let blocks: Vec<std::io::Result<Vec<u8>>> =
             trace.chunks(block).map(|c| Ok(c.to_vec())).collect();
-        let streamed = analyze_stream("f", blocks.into_iter(), &s).unwrap();
-        assert_eq!(whole.rows, streamed.rows);
+        let streamed = analyze_stream("f", blocks.into_iter(), &s);
+        match (whole, streamed) {
+            (Ok(a), Ok(b)) => assert_eq!(a.rows, b.rows),
+            (Err(a), Err(b)) => assert_eq!(a, b),
+            (a, b) => panic!("whole {:?} vs streamed {:?}", a.err(), b.err()),
+        }
         n += 1;
     }
-    assert!(n >= 2);
+    assert!(n >= 3);
 }

@@ -60,7 +60,12 @@ pub fn scan_blocks(
             Ok(Envelope::Events { start, .. }) => break (start, super::is_ndjson(&buf, start)),
             Ok(Envelope::OtherObject { keys }) => return Err(StreamError::OtherObject(keys)),
             Err(EnvelopeError::Empty | EnvelopeError::CutOff { .. }) if more => {
-                more = next(&mut buf, &mut stream_error);
+                // Read until the buffer doubles before looking again: a large leading
+                // object (DevTools writes `metadata` first) costs O(n), not O(n²).
+                let target = (buf.len() * 2).max(1);
+                while more && buf.len() < target {
+                    more = next(&mut buf, &mut stream_error);
+                }
             }
             Err(e) => return Err(StreamError::Envelope(e)),
         }
