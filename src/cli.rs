@@ -103,9 +103,14 @@ pub struct Common {
     /// A task is long when its duration is over this many milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 50.0, global = true)]
     pub threshold_ms: f64,
-    /// Also count samples this many milliseconds before a task's start.
-    #[arg(long, value_name = "MS", default_value_t = 0.0, global = true)]
-    pub lookback_ms: f64,
+    /// Also count samples this many milliseconds before a task's start (default: 0 for
+    /// traces, one sample interval for field data).
+    #[arg(long, value_name = "MS", global = true)]
+    pub lookback_ms: Option<f64>,
+    /// Long-task entries (PerformanceLongTaskTiming / LoAF JSON) for profiles without
+    /// their own, on the profile's clock in ms.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub tasks: Option<PathBuf>,
     /// Below this confidence (0–1) a task is low confidence.
     #[arg(long, value_name = "X", default_value_t = 0.5, global = true)]
     pub min_confidence: f64,
@@ -193,7 +198,7 @@ impl Common {
             }
         };
         let threshold = ms("--threshold-ms", self.threshold_ms)?;
-        let lookback = ms("--lookback-ms", self.lookback_ms)?;
+        let lookback = ms("--lookback-ms", self.lookback_ms.unwrap_or(0.0))?;
         if !(0.0..=1.0).contains(&self.min_confidence) {
             return Err(format!(
                 "--min-confidence must be between 0 and 1, got {}",
@@ -214,6 +219,12 @@ impl Common {
                 policy: self.on_low_confidence,
                 method: self.method,
                 collect_stacks: false,
+                ..ChainConfig::default()
+            },
+            lookback_auto: self.lookback_ms.is_none(),
+            tasks: match &self.tasks {
+                Some(p) => Some(std::sync::Arc::new(crate::field::TaskEntries::read(p)?)),
+                None => None,
             },
         };
         Ok((settings, jobs))

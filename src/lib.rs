@@ -14,6 +14,7 @@ pub mod chain;
 pub mod cli;
 pub mod compare;
 pub mod error;
+pub mod field;
 pub mod gate;
 pub mod input;
 pub mod profile;
@@ -80,7 +81,7 @@ pub struct Outputs {
 }
 
 /// Settings of one file's analysis.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Settings {
     /// Which threads are reported.
     pub scope: Scope,
@@ -88,6 +89,10 @@ pub struct Settings {
     pub threshold: TimeDelta,
     /// Chain resolution.
     pub chain: ChainConfig,
+    /// `--lookback-ms` was not given: traces use 0, field data one sample interval.
+    pub lookback_auto: bool,
+    /// `--tasks FILE`: long-task entries for profiles that carry none.
+    pub tasks: Option<std::sync::Arc<field::TaskEntries>>,
 }
 
 impl Default for Settings {
@@ -96,6 +101,8 @@ impl Default for Settings {
             scope: Scope::MainFrame,
             threshold: TimeDelta::from_micros(50_000),
             chain: ChainConfig::default(),
+            lookback_auto: true,
+            tasks: None,
         }
     }
 }
@@ -177,7 +184,7 @@ impl From<EnvelopeError> for AnalyzeError {
 pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileReport, AnalyzeError> {
     let start = match envelope::detect(bytes)? {
         Envelope::Events { start, .. } => start,
-        Envelope::OtherObject { keys } => return Err(AnalyzeError::OtherJson(describe(&keys))),
+        Envelope::OtherObject { keys } => return analyze_other(file, bytes, &keys, s),
     };
     let timer = Timer::start(file);
     let trace = scan::scan(bytes, start, true).map_err(AnalyzeError::from)?;
@@ -194,11 +201,17 @@ pub fn analyze_stream(
 ) -> Result<FileReport, AnalyzeError> {
     use scan::stream::StreamError;
     let timer = Timer::start(file);
-    let (trace, stream_error) = scan::stream::scan_blocks(source).map_err(|e| match e {
-        StreamError::Envelope(e) => AnalyzeError::from(e),
-        StreamError::OtherObject(keys) => AnalyzeError::OtherJson(describe(&keys)),
-        StreamError::Scan(e) => AnalyzeError::from(e),
-    })?;
+    let mut source = source;
+    let (trace, stream_error) = match scan::stream::scan_blocks(&mut source) {
+        Ok(r) => r,
+        Err(StreamError::Envelope(e)) => return Err(e.into()),
+        Err(StreamError::Scan(e)) => return Err(e.into()),
+        Err(StreamError::OtherObject(keys, mut whole)) => {
+            // Field data (a .cpuprofile.gz): small enough to read whole.
+            while source.append_to(&mut whole).unwrap_or(false) {}
+            return analyze_other(file, &whole, &keys, s);
+        }
+    };
     timer.lap("scan");
     let mut rep = analyze_scanned(file, trace, None, s, &timer);
     if let Some(e) = stream_error {
@@ -236,24 +249,6 @@ fn analyze_scanned(
     let long = tasks::long_tasks(&top, s.threshold);
     let profiles = profile::build(&mut trace, &mut diagnostics);
     timer.lap("profiles");
-    let fifty = TimeDelta::from_micros(50_000);
-    let all_top = || top.values().flatten();
-    let mut stats = FileStats {
-        bytes: 0,
-        threads: threads.len(),
-        top_level_tasks: all_top().count(),
-        long_task_time: long.iter().map(|t| t.dur).sum(),
-        blocking_time: all_top()
-            .filter(|t| t.dur > fifty)
-            .map(|t| TimeDelta::from_nanos(t.dur.as_nanos() - fifty.as_nanos()))
-            .sum(),
-        max_task: all_top().map(|t| t.dur).max().unwrap_or_default(),
-        attributed_time: TimeDelta::ZERO,
-        profiles: profiles.profiles.len(),
-        samples: profiles.profiles.iter().map(|p| p.sample_count).sum(),
-    };
-    let first_ts = trace.first_ts.unwrap_or_default();
-    let truncated = trace.truncated();
     let broken = match trace.end {
         Some(scan::ArrayEnd::Broken { offset, expected }) => Some(format!(
             "invalid JSON at byte {offset} (event {}): expected {expected}; the file after it was not read",
@@ -261,22 +256,105 @@ fn analyze_scanned(
         )),
         _ => None,
     };
-    let chains: Vec<chain::TaskChain> = long
-        .par_iter()
-        .filter_map(|t| chain::resolve(t, &profiles, file_bytes, &s.chain))
+    let tasks: Vec<FoundTask> = long
+        .iter()
+        .map(|t| FoundTask {
+            task: *t,
+            source: "trace",
+            loaf: None,
+        })
         .collect();
+    let mut rep = report_tasks(
+        file,
+        Found {
+            tasks,
+            top_level: top.values().flatten().copied().collect(),
+            threads: threads.len(),
+            thread_names: &trace.thread_names,
+            first_ts: trace.first_ts.unwrap_or_default(),
+            truncated: trace.truncated(),
+        },
+        &profiles,
+        file_bytes,
+        &s.chain,
+        diagnostics,
+    );
     timer.lap("chains");
+    rep.events = trace.events;
+    rep.broken = broken;
+    rep
+}
+
+/// A long task with where it came from.
+#[derive(Clone, Debug)]
+pub struct FoundTask {
+    /// The task.
+    pub task: tasks::LongTask,
+    /// `task_source`: `trace` (a top-level task event), `longtask`, `long-animation-frame`
+    /// (field entries), `busy_span` (a run of busy samples in a profile without tasks).
+    pub source: &'static str,
+    /// The LoAF script that overlaps the task most, when LoAF entries were given.
+    pub loaf: Option<report::LoafScript>,
+}
+
+/// What a file's task finding produced, for [`report_tasks`].
+pub struct Found<'a> {
+    /// The long tasks.
+    pub tasks: Vec<FoundTask>,
+    /// Every top-level task (for the summary's counts and blocking time).
+    pub top_level: Vec<tasks::TopLevelTask>,
+    /// Threads in scope.
+    pub threads: usize,
+    /// Thread names.
+    pub thread_names: &'a std::collections::HashMap<scan::records::ThreadKey, String>,
+    /// Origin of `task_start_ms`.
+    pub first_ts: time::Timestamp,
+    /// The input was cut off.
+    pub truncated: bool,
+}
+
+/// Chains of the tasks → the file's report (rows, counts, folded stacks).
+pub fn report_tasks(
+    file: &str,
+    found: Found<'_>,
+    profiles: &profile::ProfileSet,
+    file_bytes: Option<&[u8]>,
+    chain_config: &ChainConfig,
+    mut diagnostics: Diagnostics,
+) -> FileReport {
+    let fifty = TimeDelta::from_micros(50_000);
+    let top = &found.top_level;
+    let mut stats = FileStats {
+        bytes: 0,
+        threads: found.threads,
+        top_level_tasks: top.len(),
+        long_task_time: found.tasks.iter().map(|t| t.task.dur).sum(),
+        blocking_time: top
+            .iter()
+            .filter(|t| t.dur > fifty)
+            .map(|t| TimeDelta::from_nanos(t.dur.as_nanos() - fifty.as_nanos()))
+            .sum(),
+        max_task: top.iter().map(|t| t.dur).max().unwrap_or_default(),
+        attributed_time: TimeDelta::ZERO,
+        profiles: profiles.profiles.len(),
+        samples: profiles.profiles.iter().map(|p| p.sample_count).sum(),
+    };
+    let chains: Vec<(chain::TaskChain, &FoundTask)> = found
+        .tasks
+        .par_iter()
+        .filter_map(|t| chain::resolve(&t.task, profiles, file_bytes, chain_config).map(|c| (c, t)))
+        .collect();
     diagnostics.add(
         "samples naming unknown nodes (skipped)",
-        chains.iter().map(|c| c.unknown_samples).sum(),
+        chains.iter().map(|(c, _)| c.unknown_samples).sum(),
     );
     stats.attributed_time = chains
         .iter()
-        .filter(|c| c.status == chain::ChainStatus::Ok)
-        .map(|c| c.task.dur)
+        .filter(|(c, _)| c.status == chain::ChainStatus::Ok)
+        .map(|(c, _)| c.task.dur)
         .sum();
     let mut stacks: std::collections::BTreeMap<String, (u64, TimeDelta)> = Default::default();
-    for c in &chains {
+    for (c, _) in &chains {
         for (path, n, t) in &c.stacks {
             let e = stacks.entry(path.clone()).or_default();
             e.0 += u64::from(*n);
@@ -285,24 +363,27 @@ fn analyze_scanned(
     }
     let rows = chains
         .into_iter()
-        .map(|mut c| {
-            c.flags.set(Flags::TRUNCATED_FILE, truncated);
-            let name = trace
+        .map(|(mut c, t)| {
+            c.flags.set(Flags::TRUNCATED_FILE, found.truncated);
+            let name = found
                 .thread_names
                 .get(&c.task.thread)
                 .map(String::as_str)
                 .unwrap_or("");
-            ReportRow::new(file, name, first_ts, c)
+            let mut row = ReportRow::new(file, name, found.first_ts, c);
+            row.task_source = t.source;
+            row.loaf = t.loaf.clone();
+            row
         })
         .collect();
     FileReport {
         file: file.to_string(),
         rows,
-        long_tasks: long.len(),
-        events: trace.events,
-        truncated,
+        long_tasks: found.tasks.len(),
+        events: 0,
+        truncated: found.truncated,
         diagnostics,
-        broken,
+        broken: None,
         stats,
         stacks: stacks.into_iter().map(|(p, (n, t))| (p, n, t)).collect(),
     }
@@ -333,20 +414,22 @@ impl<'a> Timer<'a> {
     }
 }
 
-/// Says what a JSON object without `traceEvents` is.
-fn describe(keys: &[String]) -> String {
-    let has = |k: &str| keys.iter().any(|x| x == k);
-    if has("nodes") && has("samples") && (has("timeDeltas") || has("startTime")) {
-        "a CPU profile (.cpuprofile) has no trace events: there are no tasks to attribute".into()
-    } else if has("head") && has("samples") && !has("timestamps") {
-        "a heap-sampling profile (head + samples), not a CPU trace".into()
-    } else if has("snapshot") && has("nodes") {
-        "a heap snapshot, not a CPU trace".into()
-    } else {
-        let shown: Vec<&str> = keys.iter().take(6).map(String::as_str).collect();
-        format!(
-            "a JSON object with keys [{}] and no \"traceEvents\" array",
-            shown.join(", ")
-        )
+/// A JSON object without `traceEvents`: field data, a look-alike, or other JSON.
+fn analyze_other(
+    file: &str,
+    bytes: &[u8],
+    keys: &[String],
+    s: &Settings,
+) -> Result<FileReport, AnalyzeError> {
+    match field::format_of(keys) {
+        Ok(Some(format)) => field::analyze(file, bytes, format, s),
+        Err(reason) => Err(AnalyzeError::NotATrace(reason)),
+        Ok(None) => {
+            let shown: Vec<&str> = keys.iter().take(6).map(String::as_str).collect();
+            Err(AnalyzeError::OtherJson(format!(
+                "a JSON object with keys [{}] and no \"traceEvents\" array",
+                shown.join(", ")
+            )))
+        }
     }
 }

@@ -72,6 +72,9 @@ cases! {
     chromium_startup_load_browsertarget => "chromium-startup-load-browsertarget",
     chromium_worker_and_main => "chromium-worker-and-main",
     truncated_click_chain => "truncated-click-chain",
+    field_bundle => "field-bundle",
+    field_cpuprofile => "field-cpuprofile",
+    field_legacy_profile => "field-legacy-profile",
 }
 
 #[test]

@@ -55,6 +55,9 @@ pub struct ChainConfig {
     pub method: Method,
     /// Also count the window's samples by stack ([`TaskChain::stacks`]), for `--folded`.
     pub collect_stacks: bool,
+    /// Fewer samples than this in the window make a task low confidence whatever its
+    /// ratio (3: field sampling is coarse, and two samples say little).
+    pub min_samples: usize,
 }
 
 impl Default for ChainConfig {
@@ -65,6 +68,7 @@ impl Default for ChainConfig {
             policy: LowConfidencePolicy::Flag,
             method: Method::LargestStack,
             collect_stacks: false,
+            min_samples: 3,
         }
     }
 }
@@ -243,6 +247,9 @@ pub fn resolve(
         Method::HeaviestPath => heaviest::heaviest_path(&w),
     };
     apply(&mut out, profile, pick, cfg.min_confidence);
+    if out.window_samples < cfg.min_samples {
+        out.status = ChainStatus::LowConfidence;
+    }
     if out.status == ChainStatus::LowConfidence {
         match cfg.policy {
             LowConfidencePolicy::Flag => {}

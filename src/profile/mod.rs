@@ -101,6 +101,19 @@ impl ProfileSet {
         self.by_thread.keys().copied()
     }
 
+    /// A set of given profiles (field data: one profile, no trace).
+    pub fn from_profiles(profiles: Vec<CpuProfile>) -> ProfileSet {
+        let mut set = ProfileSet::default();
+        for p in profiles {
+            set.by_thread
+                .entry(p.origin.thread)
+                .or_default()
+                .push(set.profiles.len());
+            set.profiles.push(p);
+        }
+        set
+    }
+
     #[cfg(test)]
     pub(crate) fn push_for_tests(&mut self, p: CpuProfile) {
         self.by_thread

@@ -22,6 +22,9 @@ pub enum FrameKind {
     Idle,
     /// `(garbage collector)`.
     GarbageCollector,
+    /// `(no stack)`: field samples taken while no JS ran (or only cross-origin JS the
+    /// profiler may not show).
+    NoStack,
     /// JavaScript (or any other named frame).
     Code,
 }
@@ -33,6 +36,7 @@ impl FrameKind {
             "(program)" => FrameKind::Program,
             "(idle)" => FrameKind::Idle,
             "(garbage collector)" => FrameKind::GarbageCollector,
+            crate::field::NO_STACK => FrameKind::NoStack,
             _ => FrameKind::Code,
         }
     }
@@ -40,7 +44,7 @@ impl FrameKind {
     pub fn is_vm_state(self) -> bool {
         matches!(
             self,
-            FrameKind::Program | FrameKind::Idle | FrameKind::GarbageCollector
+            FrameKind::Program | FrameKind::Idle | FrameKind::GarbageCollector | FrameKind::NoStack
         )
     }
 }

@@ -42,6 +42,10 @@ impl<W: Write> CsvWriter<W> {
                 &num(leaf.and_then(|f| f.column)),
                 &r.chain.len().to_string(),
                 &chain_text(&r.chain),
+                r.task_source,
+                r.loaf.as_ref().map_or("", |l| l.invoker.as_str()),
+                r.loaf.as_ref().map_or("", |l| l.source_url.as_str()),
+                r.loaf.as_ref().map_or("", |l| l.function.as_str()),
             ])
             .map_err(into_io)
     }

@@ -48,6 +48,10 @@ struct Task<'a> {
     leaf_column: Option<u32>,
     chain_depth: usize,
     chain: Vec<Frame<'a>>,
+    task_source: &'a str,
+    loaf_invoker: Option<&'a str>,
+    loaf_source_url: Option<&'a str>,
+    loaf_function: Option<&'a str>,
 }
 
 fn task(r: &ReportRow) -> Task<'_> {
@@ -78,6 +82,10 @@ fn task(r: &ReportRow) -> Task<'_> {
         leaf_column: leaf.as_ref().and_then(|f| f.column),
         chain_depth: r.chain.len(),
         chain: r.chain.iter().map(Frame::from).collect(),
+        task_source: r.task_source,
+        loaf_invoker: r.loaf.as_ref().map(|l| l.invoker.as_str()),
+        loaf_source_url: r.loaf.as_ref().map(|l| l.source_url.as_str()),
+        loaf_function: r.loaf.as_ref().map(|l| l.function.as_str()),
     }
 }
 

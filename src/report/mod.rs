@@ -27,8 +27,9 @@ pub enum Format {
     Ndjson,
 }
 
-/// The CSV header, in SPEC §3 order.
-pub const COLUMNS: [&str; 19] = [
+/// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
+/// (issue 5), empty for traces.
+pub const COLUMNS: [&str; 23] = [
     "file",
     "pid",
     "tid",
@@ -48,7 +49,22 @@ pub const COLUMNS: [&str; 19] = [
     "leaf_column",
     "chain_depth",
     "chain",
+    "task_source",
+    "loaf_invoker",
+    "loaf_source_url",
+    "loaf_function",
 ];
+
+/// The script of a long-animation-frame entry that overlaps a task most: its entry point.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoafScript {
+    /// `invoker` (such as `BUTTON#save.onclick` or `TimerHandler:setTimeout`).
+    pub invoker: String,
+    /// `sourceURL`.
+    pub source_url: String,
+    /// `sourceFunctionName`.
+    pub function: String,
+}
 
 /// One long task as reported.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,6 +95,10 @@ pub struct ReportRow {
     pub flags: Flags,
     /// Frames root → leaf.
     pub chain: Vec<ChainFrame>,
+    /// Where the task came from (see [`crate::FoundTask::source`]).
+    pub task_source: &'static str,
+    /// The LoAF entry point, for field data with LoAF entries.
+    pub loaf: Option<LoafScript>,
 }
 
 impl ReportRow {
@@ -98,6 +118,8 @@ impl ReportRow {
             status: c.status,
             flags: c.flags,
             chain: c.chain,
+            task_source: "trace",
+            loaf: None,
         }
     }
     /// The leaf frame (last of the chain).

@@ -13,8 +13,8 @@ use crate::input::envelope::{self, Envelope, EnvelopeError};
 pub enum StreamError {
     /// The envelope is not a trace's.
     Envelope(EnvelopeError),
-    /// A JSON object of another kind, with its top-level keys.
-    OtherObject(Vec<String>),
+    /// A JSON object of another kind, with its top-level keys and the bytes read so far.
+    OtherObject(Vec<String>, Vec<u8>),
     /// The events could not be read.
     Scan(ScanError),
 }
@@ -41,7 +41,7 @@ impl<I: Iterator<Item = std::io::Result<Vec<u8>>>> BlockSource for I {
 /// Scans a trace from `source` (an error ends the stream: it is returned for the caller
 /// to report, with what was read before it). Returns the scan and that error.
 pub fn scan_blocks(
-    mut source: impl BlockSource,
+    source: &mut impl BlockSource,
 ) -> Result<(ScannedTrace, Option<std::io::Error>), StreamError> {
     let mut stream_error = None;
     let mut next = |buf: &mut Vec<u8>, err: &mut Option<std::io::Error>| match source.append_to(buf)
@@ -58,7 +58,7 @@ pub fn scan_blocks(
     let (start, ndjson) = loop {
         match envelope::detect(&buf) {
             Ok(Envelope::Events { start, .. }) => break (start, super::is_ndjson(&buf, start)),
-            Ok(Envelope::OtherObject { keys }) => return Err(StreamError::OtherObject(keys)),
+            Ok(Envelope::OtherObject { keys }) => return Err(StreamError::OtherObject(keys, buf)),
             Err(EnvelopeError::Empty | EnvelopeError::CutOff { .. }) if more => {
                 // Read until the buffer doubles before looking again: a large leading
                 // object (DevTools writes `metadata` first) costs O(n), not O(n²).
@@ -139,7 +139,7 @@ mod tests {
         };
         let whole = super::super::scan(text, start, false).unwrap();
         for size in [1, 2, 3, 7, 16, 64, 1000] {
-            let (t, err) = scan_blocks(blocks(text, size).into_iter()).unwrap();
+            let (t, err) = scan_blocks(&mut blocks(text, size).into_iter()).unwrap();
             assert!(err.is_none());
             assert_eq!(t.events, whole.events, "block size {size}");
             assert_eq!(t.task_marks, whole.task_marks, "block size {size}");
@@ -155,7 +155,7 @@ mod tests {
             br#"[{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":10,"dur":60000},{"ph":"X","na"#;
         let mut b = blocks(text, 10);
         b.push(Err(std::io::Error::other("corrupt deflate stream")));
-        let (t, err) = scan_blocks(b.into_iter()).unwrap();
+        let (t, err) = scan_blocks(&mut b.into_iter()).unwrap();
         assert_eq!(t.events, 1);
         assert!(matches!(t.end, Some(ArrayEnd::Truncated { offset: 65 })));
         assert!(err.is_some());
@@ -164,11 +164,11 @@ mod tests {
     #[test]
     fn not_a_trace_in_a_stream() {
         assert!(matches!(
-            scan_blocks(blocks(br#"{"nodes":[],"samples":[]}"#, 4).into_iter()),
-            Err(StreamError::OtherObject(_))
+            scan_blocks(&mut blocks(br#"{"nodes":[],"samples":[]}"#, 4).into_iter()),
+            Err(StreamError::OtherObject(..))
         ));
         assert!(matches!(
-            scan_blocks(blocks(b"", 4).into_iter()),
+            scan_blocks(&mut blocks(b"", 4).into_iter()),
             Err(StreamError::Envelope(EnvelopeError::Empty))
         ));
     }

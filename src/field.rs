@@ -1,0 +1,681 @@
+//! Field data (issue 5): profiles recorded in real users' browsers or in Node, with the
+//! long tasks they observed — through the same chain resolution and reports as traces.
+//!
+//! Formats, told apart by their top-level keys:
+//! - **Bundle**: `{"profile": ProfilerTrace, "longTasks": [...], "longAnimationFrames":
+//!   [...], "timeOrigin"?, "page"?, "userAgent"?}` — what a page using the JS
+//!   Self-Profiling API beside a `PerformanceObserver` sends to its collector.
+//! - **ProfilerTrace** alone (WICG JS Self-Profiling): `resources`, `frames` (`line` and
+//!   `column` 1-based), `stacks` (`frameId`, `parentId`), `samples` (`timestamp` in ms
+//!   from the time origin, `stackId` missing when no JS ran). Already the sample / stack /
+//!   frame tables of SPEC §1.
+//! - **`.cpuprofile`** (CDP `Profiler.Profile`, Node `--cpu-prof`): `nodes` with
+//!   `children` or `parent` (root anywhere), `startTime`, `endTime`, `samples`,
+//!   `timeDeltas` (µs).
+//! - **Legacy V8 profile**: a `head` tree with nested `children`, `startTime`/`endTime` in
+//!   seconds and absolute `timestamps` (µs).
+//!
+//! Tasks: the bundle's `longTasks` (`task_source` = `longtask`), else its
+//! `longAnimationFrames` (`long-animation-frame`), else `--tasks FILE` (same entry shapes,
+//! on the profile's clock in ms), else busy spans: maximal runs of samples that ran
+//! something (a `stackId`; a leaf other than `(idle)`), from the first busy sample to the
+//! first idle one (`busy_span`). Field sampling is coarse (Chrome's floor is ~10 ms), so
+//! without `--lookback-ms` the window reaches back one median sample interval, and a task
+//! with fewer than 3 samples in its window is low confidence whatever its ratio.
+
+use std::collections::HashMap;
+
+use simd_json::BorrowedValue;
+use simd_json::prelude::*;
+
+use crate::profile::{Origin, ProfileBuilder, ProfileSet};
+use crate::report::LoafScript;
+use crate::scan::Diagnostics;
+use crate::scan::args::{ArgsParser, field, int, micros_as_nanos, text};
+use crate::scan::records::{CallFrame, ChunkData, Node, NodeId, Pid, ProfileId, ThreadKey, Tid};
+use crate::tasks::TopLevelTask;
+use crate::time::{TimeDelta, Timestamp};
+use crate::{AnalyzeError, FileReport, Found, FoundTask, Settings, report_tasks};
+
+/// The field formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldFormat {
+    /// `{"profile": ProfilerTrace, "longTasks": ...}`.
+    Bundle,
+    /// A `ProfilerTrace` alone.
+    ProfilerTrace,
+    /// A CDP `.cpuprofile`.
+    CpuProfile,
+    /// The legacy `head`-tree profile.
+    LegacyProfile,
+}
+
+/// Which field format a JSON object with these top-level keys is. `Err`: a look-alike
+/// that must not be misread (a heap profile, a heap snapshot).
+pub fn format_of(keys: &[String]) -> Result<Option<FieldFormat>, String> {
+    let has = |k: &str| keys.iter().any(|x| x == k);
+    if has("profile") && (has("longTasks") || has("longAnimationFrames") || has("timeOrigin")) {
+        return Ok(Some(FieldFormat::Bundle));
+    }
+    if has("frames") && has("stacks") && has("samples") {
+        return Ok(Some(FieldFormat::ProfilerTrace));
+    }
+    if has("nodes") && has("samples") && has("timeDeltas") {
+        return Ok(Some(FieldFormat::CpuProfile));
+    }
+    if has("head") && has("samples") && has("timestamps") {
+        return Ok(Some(FieldFormat::LegacyProfile));
+    }
+    if has("head") && has("samples") {
+        return Err(
+            "a heap-sampling profile (head + samples without timestamps), not a CPU profile".into(),
+        );
+    }
+    if has("snapshot") && has("nodes") {
+        return Err("a heap snapshot, not a CPU profile or trace".into());
+    }
+    Ok(None)
+}
+
+/// Long-task entries given apart from the profile (`--tasks FILE`): an array of
+/// `PerformanceLongTaskTiming` / LoAF entries, or `{"longTasks": [...],
+/// "longAnimationFrames": [...]}`. Times in ms on the profile's clock.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TaskEntries {
+    /// `longtask` entries: (startTime, duration) in ns.
+    pub long_tasks: Vec<(Timestamp, TimeDelta)>,
+    /// `long-animation-frame` entries.
+    pub loafs: Vec<Loaf>,
+}
+
+/// A long-animation-frame entry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Loaf {
+    /// `startTime`.
+    pub start: Timestamp,
+    /// `duration`.
+    pub duration: TimeDelta,
+    /// Its `scripts`: (start, duration, entry point).
+    pub scripts: Vec<(Timestamp, TimeDelta, LoafScript)>,
+}
+
+fn ms(v: &BorrowedValue<'_>) -> Option<i64> {
+    let f = v.cast_f64()?;
+    let ns = f * 1_000_000.0;
+    (ns.is_finite() && ns.abs() < 9.0e18).then(|| ns.round() as i64)
+}
+
+fn entry_span(e: &BorrowedValue<'_>) -> Option<(Timestamp, TimeDelta)> {
+    let start = field(e, "startTime").and_then(ms)?;
+    let dur = field(e, "duration").and_then(ms)?;
+    (dur >= 0).then(|| (Timestamp::from_nanos(start), TimeDelta::from_nanos(dur)))
+}
+
+fn loaf(e: &BorrowedValue<'_>) -> Option<Loaf> {
+    let (start, duration) = entry_span(e)?;
+    let scripts = field(e, "scripts")
+        .and_then(|s| s.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|sc| {
+                    let (s, d) = entry_span(sc)?;
+                    Some((
+                        s,
+                        d,
+                        LoafScript {
+                            invoker: text(sc, "invoker").unwrap_or_default(),
+                            source_url: text(sc, "sourceURL").unwrap_or_default(),
+                            function: text(sc, "sourceFunctionName").unwrap_or_default(),
+                        },
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(Loaf {
+        start,
+        duration,
+        scripts,
+    })
+}
+
+impl TaskEntries {
+    /// Reads entries from a parsed JSON value (see the type's doc).
+    fn from_value(v: &BorrowedValue<'_>) -> TaskEntries {
+        let mut out = TaskEntries::default();
+        let mut take = |e: &BorrowedValue<'_>| match text(e, "entryType").as_deref() {
+            Some("long-animation-frame") => out.loafs.extend(loaf(e)),
+            _ if field(e, "scripts").is_some() => out.loafs.extend(loaf(e)),
+            _ => out.long_tasks.extend(entry_span(e)),
+        };
+        if let Some(a) = v.as_array() {
+            a.iter().for_each(&mut take);
+        } else {
+            for key in ["longTasks", "longAnimationFrames", "entries"] {
+                if let Some(a) = field(v, key).and_then(|x| x.as_array()) {
+                    a.iter().for_each(&mut take);
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads `--tasks FILE`. Errors name the file and what is wrong.
+    pub fn read(path: &std::path::Path) -> Result<TaskEntries, String> {
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        ArgsParser::default()
+            .with(&bytes, TaskEntries::from_value)
+            .ok_or_else(|| format!("{}: not JSON", path.display()))
+    }
+}
+
+/// A profile as parsed: nodes, samples (time ns, node id) in file order, its clock start,
+/// and which nodes are busy (ran something).
+struct Parsed {
+    nodes: Vec<Node>,
+    samples: Vec<(Timestamp, NodeId)>,
+    t0: Timestamp,
+    /// First ts for `task_start_ms`.
+    origin: Timestamp,
+    idle: Vec<NodeId>,
+    entries: TaskEntries,
+}
+
+/// The node that stands for samples without a JS stack (ProfilerTrace samples without
+/// `stackId`): a VM state, so a task made of them is `non_js`.
+pub const NO_STACK: &str = "(no stack)";
+
+fn call_frame(name: String, url: String, line0: i64, col0: i64) -> CallFrame {
+    CallFrame {
+        function_name: name,
+        url,
+        script_id: String::new(),
+        line_number: i32::try_from(line0).unwrap_or(-1),
+        column_number: i32::try_from(col0).unwrap_or(-1),
+    }
+}
+
+fn profiler_trace(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
+    let list = |k: &str| field(v, k).and_then(|x| x.as_array());
+    let resources: Vec<String> = list("resources")
+        .map(|a| {
+            a.iter()
+                .map(|r| r.as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    let frames: Vec<CallFrame> = list("frames")
+        .ok_or("\"frames\" is not an array")?
+        .iter()
+        .map(|f| {
+            let url = field(f, "resourceId")
+                .and_then(int)
+                .and_then(|i| resources.get(usize::try_from(i).ok()?).cloned())
+                .unwrap_or_default();
+            // 1-based in the API; 0-based inside taskchain (reports add 1 back).
+            let pos = |k| field(f, k).and_then(int).map_or(-1, |x| x - 1);
+            call_frame(
+                text(f, "name").unwrap_or_default(),
+                url,
+                pos("line"),
+                pos("column"),
+            )
+        })
+        .collect();
+    let stacks = list("stacks").ok_or("\"stacks\" is not an array")?;
+    let mut nodes: Vec<Node> = Vec::with_capacity(stacks.len() + 1);
+    for (i, st) in stacks.iter().enumerate() {
+        let frame = field(st, "frameId")
+            .and_then(int)
+            .and_then(|f| frames.get(usize::try_from(f).ok()?))
+            .cloned()
+            .ok_or_else(|| format!("stack {i} names no frame"))?;
+        nodes.push(Node {
+            id: NodeId(i as i64),
+            parent: field(st, "parentId").and_then(int).map(NodeId),
+            children: vec![],
+            call_frame: frame,
+        });
+    }
+    let no_stack = NodeId(nodes.len() as i64);
+    nodes.push(Node {
+        id: no_stack,
+        parent: None,
+        children: vec![],
+        call_frame: call_frame(NO_STACK.into(), String::new(), -1, -1),
+    });
+    let samples = list("samples")
+        .ok_or("\"samples\" is not an array")?
+        .iter()
+        .filter_map(|s| {
+            let t = field(s, "timestamp").and_then(ms)?;
+            let node = field(s, "stackId").and_then(int).map_or(no_stack, NodeId);
+            Some((Timestamp::from_nanos(t), node))
+        })
+        .collect();
+    Ok(Parsed {
+        nodes,
+        samples,
+        t0: Timestamp::default(),
+        origin: Timestamp::default(),
+        idle: vec![no_stack],
+        entries: TaskEntries::default(),
+    })
+}
+
+fn cdp_node(n: &BorrowedValue<'_>) -> Option<Node> {
+    let id = NodeId(int(field(n, "id")?)?);
+    // CDP nests the frame in `callFrame`; the legacy head tree puts its fields on the node.
+    let cf = field(n, "callFrame").unwrap_or(n);
+    let pos = |k| field(cf, k).and_then(int).unwrap_or(-1);
+    Some(Node {
+        id,
+        parent: field(n, "parent").and_then(int).map(NodeId),
+        children: field(n, "children")
+            .and_then(|c| c.as_array())
+            .map(|c| {
+                c.iter()
+                    .filter_map(|x| int(x).or_else(|| field(x, "id").and_then(int)))
+                    .map(NodeId)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        call_frame: call_frame(
+            text(cf, "functionName").unwrap_or_default(),
+            text(cf, "url").unwrap_or_default(),
+            pos("lineNumber"),
+            pos("columnNumber"),
+        ),
+    })
+}
+
+fn idle_nodes(nodes: &[Node]) -> Vec<NodeId> {
+    nodes
+        .iter()
+        .filter(|n| n.call_frame.function_name == "(idle)")
+        .map(|n| n.id)
+        .collect()
+}
+
+fn cpuprofile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
+    let nodes: Vec<Node> = field(v, "nodes")
+        .and_then(|n| n.as_array())
+        .ok_or("\"nodes\" is not an array")?
+        .iter()
+        .filter_map(cdp_node)
+        .collect();
+    let start = field(v, "startTime")
+        .and_then(micros_as_nanos)
+        .map(Timestamp::from_nanos)
+        .ok_or("no numeric \"startTime\"")?;
+    let ids = field(v, "samples")
+        .and_then(|s| s.as_array())
+        .ok_or("\"samples\" is not an array")?;
+    let deltas = field(v, "timeDeltas")
+        .and_then(|s| s.as_array())
+        .ok_or("\"timeDeltas\" is not an array")?;
+    let mut t = start;
+    let samples = ids
+        .iter()
+        .zip(deltas.iter())
+        .map(|(id, d)| {
+            t = t + TimeDelta::from_nanos(micros_as_nanos(d).unwrap_or(0));
+            (t, NodeId(int(id).unwrap_or(-1)))
+        })
+        .collect();
+    Ok(Parsed {
+        idle: idle_nodes(&nodes),
+        nodes,
+        samples,
+        t0: start,
+        origin: start,
+        entries: TaskEntries::default(),
+    })
+}
+
+fn legacy_profile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
+    let head = field(v, "head").ok_or("no \"head\"")?;
+    // Flatten the tree (iteratively: deep recursion must not overflow the stack), giving
+    // ids to nodes that have none.
+    let mut nodes = Vec::new();
+    let mut next_id = 1_000_000_000i64;
+    let mut todo: Vec<(&BorrowedValue<'_>, Option<NodeId>)> = vec![(head, None)];
+    while let Some((n, parent)) = todo.pop() {
+        let mut node = match cdp_node(n) {
+            Some(node) => node,
+            None => {
+                next_id += 1;
+                let mut with_id = cdp_node_without_id(n);
+                with_id.id = NodeId(next_id);
+                with_id
+            }
+        };
+        node.parent = parent;
+        node.children.clear();
+        let id = node.id;
+        nodes.push(node);
+        if let Some(children) = field(n, "children").and_then(|c| c.as_array()) {
+            let at = todo.len();
+            todo.extend(children.iter().map(|c| (c, Some(id))));
+            todo[at..].reverse();
+        }
+    }
+    let seconds = |k| {
+        field(v, k)
+            .and_then(|x| x.cast_f64())
+            .map(|s| (s * 1e9).round() as i64)
+    };
+    let stamps = field(v, "timestamps")
+        .and_then(|s| s.as_array())
+        .ok_or("\"timestamps\" is not an array")?;
+    let ids = field(v, "samples")
+        .and_then(|s| s.as_array())
+        .ok_or("\"samples\" is not an array")?;
+    let samples: Vec<(Timestamp, NodeId)> = ids
+        .iter()
+        .zip(stamps.iter())
+        .filter_map(|(id, t)| {
+            Some((
+                Timestamp::from_nanos(micros_as_nanos(t)?),
+                NodeId(int(id).unwrap_or(-1)),
+            ))
+        })
+        .collect();
+    let start = seconds("startTime")
+        .map(Timestamp::from_nanos)
+        .or(samples.first().map(|s| s.0))
+        .unwrap_or_default();
+    Ok(Parsed {
+        idle: idle_nodes(&nodes),
+        nodes,
+        samples,
+        t0: start,
+        origin: start,
+        entries: TaskEntries::default(),
+    })
+}
+
+fn cdp_node_without_id(n: &BorrowedValue<'_>) -> Node {
+    let cf = field(n, "callFrame").unwrap_or(n);
+    let pos = |k| field(cf, k).and_then(int).unwrap_or(-1);
+    Node {
+        id: NodeId(-1),
+        parent: None,
+        children: vec![],
+        call_frame: call_frame(
+            text(cf, "functionName").unwrap_or_default(),
+            text(cf, "url").unwrap_or_default(),
+            pos("lineNumber"),
+            pos("columnNumber"),
+        ),
+    }
+}
+
+fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
+    ArgsParser::default()
+        .with(bytes, |v| match format {
+            FieldFormat::Bundle => {
+                let profile = field(v, "profile").ok_or("no \"profile\"")?;
+                let mut p = profiler_trace(profile)?;
+                p.entries = TaskEntries::from_value(v);
+                Ok(p)
+            }
+            FieldFormat::ProfilerTrace => profiler_trace(v),
+            FieldFormat::CpuProfile => cpuprofile(v),
+            FieldFormat::LegacyProfile => legacy_profile(v),
+        })
+        .unwrap_or_else(|| Err("not valid JSON".into()))
+}
+
+/// The thread field data stands for: the page's (or Node's) main thread.
+pub const THREAD: ThreadKey = ThreadKey {
+    pid: Pid(0),
+    tid: Tid(0),
+};
+
+/// Median gap between consecutive sample times (zero with fewer than 2).
+fn median_gap(sorted: &[Timestamp]) -> TimeDelta {
+    let mut gaps: Vec<i64> = sorted
+        .windows(2)
+        .map(|w| w[1].since(w[0]).as_nanos())
+        .collect();
+    if gaps.is_empty() {
+        return TimeDelta::ZERO;
+    }
+    let mid = gaps.len() / 2;
+    TimeDelta::from_nanos(*gaps.select_nth_unstable(mid).1)
+}
+
+/// Busy spans: maximal runs of busy samples, from the first busy sample to the first idle
+/// one after it (a run still busy at the last sample ends one median interval after it).
+fn busy_spans(
+    samples: &[(Timestamp, NodeId)],
+    idle: &[NodeId],
+    interval: TimeDelta,
+) -> Vec<(Timestamp, TimeDelta)> {
+    let mut spans = Vec::new();
+    let mut start: Option<Timestamp> = None;
+    for (t, node) in samples {
+        let busy = !idle.contains(node);
+        match (busy, start) {
+            (true, None) => start = Some(*t),
+            (false, Some(s)) => {
+                spans.push((s, t.since(s)));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let (Some(s), Some(last)) = (start, samples.last()) {
+        spans.push((s, (last.0 + interval).since(s)));
+    }
+    spans
+}
+
+/// The LoAF script that overlaps `[start, end)` most (ties: the earliest).
+fn loaf_for(loafs: &[Loaf], start: Timestamp, end: Timestamp) -> Option<LoafScript> {
+    let mut best: Option<(i64, Timestamp, &LoafScript)> = None;
+    for l in loafs {
+        for (s, d, script) in &l.scripts {
+            let overlap = end.min(*s + *d).since(start.max(*s)).as_nanos();
+            if overlap > 0 && best.is_none_or(|(o, bs, _)| overlap > o || (overlap == o && *s < bs))
+            {
+                best = Some((overlap, *s, script));
+            }
+        }
+    }
+    best.map(|(_, _, s)| s.clone())
+}
+
+/// Analyses one field-data file.
+pub fn analyze(
+    file: &str,
+    bytes: &[u8],
+    format: FieldFormat,
+    s: &Settings,
+) -> Result<FileReport, AnalyzeError> {
+    let mut p = parse(bytes, format)
+        .map_err(|e| AnalyzeError::NotATrace(format!("{format:?} unreadable: {e}")))?;
+    let mut diagnostics = Diagnostics::default();
+    p.samples.sort_by_key(|x| x.0); // stable
+    let times: Vec<Timestamp> = p.samples.iter().map(|x| x.0).collect();
+    let interval = median_gap(&times);
+
+    // Tasks: entries in the file, else --tasks, else busy spans.
+    let mut entries = std::mem::take(&mut p.entries);
+    if entries.long_tasks.is_empty()
+        && entries.loafs.is_empty()
+        && let Some(t) = &s.tasks
+    {
+        entries = (**t).clone();
+    }
+    let (spans, source): (Vec<(Timestamp, TimeDelta)>, &'static str) =
+        if !entries.long_tasks.is_empty() {
+            (entries.long_tasks.clone(), "longtask")
+        } else if !entries.loafs.is_empty() {
+            (
+                entries
+                    .loafs
+                    .iter()
+                    .map(|l| (l.start, l.duration))
+                    .collect(),
+                "long-animation-frame",
+            )
+        } else {
+            (busy_spans(&p.samples, &p.idle, interval), "busy_span")
+        };
+    let top_level: Vec<TopLevelTask> = spans
+        .iter()
+        .map(|&(ts, dur)| TopLevelTask {
+            thread: THREAD,
+            ts,
+            dur,
+            incomplete: false,
+        })
+        .collect();
+    let tasks: Vec<FoundTask> = top_level
+        .iter()
+        .filter(|t| t.dur > s.threshold)
+        .map(|t| FoundTask {
+            task: *t,
+            source,
+            loaf: loaf_for(&entries.loafs, t.ts, t.end()),
+        })
+        .collect();
+
+    // The profile: one chunk of samples on the page's thread, deltas from t0.
+    let mut prev = p.t0;
+    let deltas: Vec<TimeDelta> = p
+        .samples
+        .iter()
+        .map(|(t, _)| {
+            let d = t.since(prev);
+            prev = *t;
+            d
+        })
+        .collect();
+    let ids: Vec<NodeId> = p.samples.iter().map(|x| x.1).collect();
+    let mut b = ProfileBuilder::new(Origin {
+        thread: THREAD,
+        id: ProfileId("field".into()),
+        t0: p.t0,
+        start_on_other_clock: false,
+        source: None,
+    });
+    b.add_chunk(ChunkData::from_arrays(p.nodes, ids, deltas));
+    let profiles = ProfileSet::from_profiles(vec![b.finish(&mut diagnostics)]);
+
+    let mut chain = s.chain;
+    if s.lookback_auto {
+        chain.lookback = interval;
+    }
+    let names: HashMap<ThreadKey, String> = [(THREAD, "main".to_string())].into();
+    Ok(report_tasks(
+        file,
+        Found {
+            tasks,
+            top_level,
+            threads: 1,
+            thread_names: &names,
+            first_ts: p.origin,
+            truncated: false,
+        },
+        &profiles,
+        None,
+        &chain,
+        diagnostics,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_keys() {
+        let k = |ks: &[&str]| ks.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            format_of(&k(&["profile", "longTasks"])),
+            Ok(Some(FieldFormat::Bundle))
+        );
+        assert_eq!(
+            format_of(&k(&["resources", "frames", "stacks", "samples"])),
+            Ok(Some(FieldFormat::ProfilerTrace))
+        );
+        assert_eq!(
+            format_of(&k(&[
+                "nodes",
+                "startTime",
+                "endTime",
+                "samples",
+                "timeDeltas"
+            ])),
+            Ok(Some(FieldFormat::CpuProfile))
+        );
+        assert_eq!(
+            format_of(&k(&[
+                "head",
+                "startTime",
+                "endTime",
+                "samples",
+                "timestamps"
+            ])),
+            Ok(Some(FieldFormat::LegacyProfile))
+        );
+        assert!(
+            format_of(&k(&["head", "samples"]))
+                .unwrap_err()
+                .contains("heap-sampling")
+        );
+        assert_eq!(format_of(&k(&["name", "version"])), Ok(None));
+    }
+
+    #[test]
+    fn busy_spans_run_from_first_busy_to_first_idle() {
+        let idle = NodeId(9);
+        let t = Timestamp::from_micros;
+        let s = [
+            (t(0), idle),
+            (t(10), NodeId(1)),
+            (t(20), NodeId(2)),
+            (t(30), idle),
+            (t(40), NodeId(1)),
+        ];
+        // [10, 30) and, still busy at the end, [40, 40 + 10).
+        assert_eq!(
+            busy_spans(&s, &[idle], TimeDelta::from_micros(10)),
+            [
+                (t(10), TimeDelta::from_micros(20)),
+                (t(40), TimeDelta::from_micros(10))
+            ]
+        );
+    }
+
+    #[test]
+    fn loaf_script_with_most_overlap() {
+        let t = Timestamp::from_micros;
+        let d = TimeDelta::from_micros;
+        let script = |name: &str| LoafScript {
+            invoker: name.into(),
+            ..LoafScript::default()
+        };
+        let l = Loaf {
+            start: t(0),
+            duration: d(100),
+            scripts: vec![
+                (t(0), d(30), script("a")),
+                (t(20), d(60), script("b")),
+                (t(90), d(5), script("c")),
+            ],
+        };
+        // Task [10, 70): a overlaps 20, b overlaps 50.
+        assert_eq!(
+            loaf_for(std::slice::from_ref(&l), t(10), t(70))
+                .unwrap()
+                .invoker,
+            "b"
+        );
+        assert_eq!(loaf_for(&[l], t(200), t(300)), None);
+    }
+}
