@@ -20,8 +20,9 @@
 //! on the profile's clock in ms), else busy spans: maximal runs of samples that ran
 //! something (a `stackId`; a leaf other than `(idle)`), from the first busy sample to the
 //! first idle one (`busy_span`). Field sampling is coarse (Chrome's floor is ~10 ms), so
-//! without `--lookback-ms` the window reaches back one median sample interval, and a task
-//! with fewer than 3 samples in its window is low confidence whatever its ratio.
+//! without `--lookback-ms` the window reaches back one median sample interval, a task
+//! with fewer than 3 samples in its window is low confidence whatever its ratio, and
+//! `profile_gap` means a stretch over 2.5 intervals without samples.
 
 use std::collections::HashMap;
 
@@ -570,6 +571,9 @@ pub fn analyze(
     if s.lookback_auto {
         chain.lookback = interval;
     }
+    chain.gap = chain
+        .gap
+        .max(TimeDelta::from_nanos(interval.as_nanos() * 5 / 2));
     let names: HashMap<ThreadKey, String> = [(THREAD, "main".to_string())].into();
     Ok(report_tasks(
         file,

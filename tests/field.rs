@@ -174,3 +174,44 @@ fn look_alikes_are_rejected() {
             "x.heapprofile: not a trace: a heap-sampling profile",
         ));
 }
+
+#[test]
+fn real_chromium_bundle_gets_the_known_chains_and_entry_points() {
+    // Recorded from headless Chromium (scripts/record-field-bundle): the page's known hot
+    // code is a click chain (~150 ms) and a timer chain (~90 ms), sampled every ~10 ms.
+    let r = rows(&["samples/field-chromium-bundle/trace.json"]);
+    assert_eq!(r.len(), 2);
+    let names = |row: &Vec<String>| -> Vec<String> {
+        row[18]
+            .split(" > ")
+            .map(|f| f.split(" (").next().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&r[0]),
+        ["onRecalcClick", "recalcSheet", "sumColumns", "spin"]
+    );
+    assert_eq!(names(&r[1]), ["onSyncTimer", "rebuildIndex", "spin"]);
+    assert_eq!(
+        r[0][20..23],
+        [
+            "BUTTON#go.onclick",
+            "http://127.0.0.1:8766/app.js",
+            "onRecalcClick"
+        ]
+    );
+    assert_eq!(r[1][20], "TimerHandler:setTimeout");
+    assert!(r.iter().all(|x| x[11] == "ok" && x[12].is_empty()));
+}
+
+#[test]
+fn real_node_profile_busy_spans() {
+    // Node 20 --cpu-prof of scripts/record-node-profile/busy.js: ~120 ms in recursive fib
+    // under onTimer, then ~80 ms in an anonymous timer callback (line 6).
+    let r = rows(&["samples/node-cpu-prof/trace.cpuprofile"]);
+    assert_eq!(r.len(), 2);
+    assert!(r[0][18].contains("onTimer (file:///tmp/nodeprof/busy.js:4:17) > computeReport"));
+    assert_eq!(r[0][13], "fib");
+    assert!(r[1][18].ends_with("> (anonymous) (file:///tmp/nodeprof/busy.js:6:12)"));
+    assert_eq!((r[1][11].as_str(), r[1][19].as_str()), ("ok", "busy_span"));
+}

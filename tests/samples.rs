@@ -75,6 +75,8 @@ cases! {
     field_bundle => "field-bundle",
     field_cpuprofile => "field-cpuprofile",
     field_legacy_profile => "field-legacy-profile",
+    field_chromium_bundle => "field-chromium-bundle",
+    node_cpu_prof => "node-cpu-prof",
 }
 
 #[test]

@@ -58,6 +58,9 @@ pub struct ChainConfig {
     /// Fewer samples than this in the window make a task low confidence whatever its
     /// ratio (3: field sampling is coarse, and two samples say little).
     pub min_samples: usize,
+    /// A stretch without samples longer than this sets `profile_gap` (10 ms; field data,
+    /// sampled every ~10 ms, uses 2.5 sample intervals).
+    pub gap: TimeDelta,
 }
 
 impl Default for ChainConfig {
@@ -69,6 +72,7 @@ impl Default for ChainConfig {
             method: Method::LargestStack,
             collect_stacks: false,
             min_samples: 3,
+            gap: PROFILE_GAP,
         }
     }
 }
@@ -193,7 +197,8 @@ pub struct TaskChain {
     pub stacks: Vec<(String, u32, TimeDelta)>,
 }
 
-/// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`].
+/// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`] (the
+/// default of [`ChainConfig::gap`]).
 pub const PROFILE_GAP: TimeDelta = TimeDelta::from_micros(10_000);
 
 /// Resolves one task. `file` is the whole trace, for sample arrays left in it. `None` when
@@ -236,8 +241,7 @@ pub fn resolve(
         Flags::SAMPLES_REORDERED,
         window.contains_any(&samples.reordered),
     );
-    out.flags
-        .set(Flags::PROFILE_GAP, w.longest_gap() > PROFILE_GAP);
+    out.flags.set(Flags::PROFILE_GAP, w.longest_gap() > cfg.gap);
 
     if cfg.collect_stacks {
         out.stacks = folded_stacks(&w);
