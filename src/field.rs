@@ -266,29 +266,37 @@ fn profiler_trace(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
 }
 
 fn cdp_node(n: &BorrowedValue<'_>) -> Option<Node> {
-    let id = NodeId(int(field(n, "id")?)?);
-    // CDP nests the frame in `callFrame`; the legacy head tree puts its fields on the node.
+    let mut node = node_without_id(n);
+    node.id = NodeId(int(field(n, "id")?)?);
+    node.parent = field(n, "parent").and_then(int).map(NodeId);
+    node.children = field(n, "children")
+        .and_then(|c| c.as_array())
+        .map(|c| {
+            c.iter()
+                .filter_map(|x| int(x).or_else(|| field(x, "id").and_then(int)))
+                .map(NodeId)
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(node)
+}
+
+/// A node's frame: CDP nests it in `callFrame`; the legacy head tree puts its fields on the
+/// node itself. Id, parent and children are left for the caller.
+fn node_without_id(n: &BorrowedValue<'_>) -> Node {
     let cf = field(n, "callFrame").unwrap_or(n);
     let pos = |k| field(cf, k).and_then(int).unwrap_or(-1);
-    Some(Node {
-        id,
-        parent: field(n, "parent").and_then(int).map(NodeId),
-        children: field(n, "children")
-            .and_then(|c| c.as_array())
-            .map(|c| {
-                c.iter()
-                    .filter_map(|x| int(x).or_else(|| field(x, "id").and_then(int)))
-                    .map(NodeId)
-                    .collect()
-            })
-            .unwrap_or_default(),
+    Node {
+        id: NodeId(-1),
+        parent: None,
+        children: vec![],
         call_frame: call_frame(
             text(cf, "functionName").unwrap_or_default(),
             text(cf, "url").unwrap_or_default(),
             pos("lineNumber"),
             pos("columnNumber"),
         ),
-    })
+    }
 }
 
 fn idle_nodes(nodes: &[Node]) -> Vec<NodeId> {
@@ -347,7 +355,7 @@ fn legacy_profile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
             Some(node) => node,
             None => {
                 next_id += 1;
-                let mut with_id = cdp_node_without_id(n);
+                let mut with_id = node_without_id(n);
                 with_id.id = NodeId(next_id);
                 with_id
             }
@@ -395,22 +403,6 @@ fn legacy_profile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
         origin: start,
         entries: TaskEntries::default(),
     })
-}
-
-fn cdp_node_without_id(n: &BorrowedValue<'_>) -> Node {
-    let cf = field(n, "callFrame").unwrap_or(n);
-    let pos = |k| field(cf, k).and_then(int).unwrap_or(-1);
-    Node {
-        id: NodeId(-1),
-        parent: None,
-        children: vec![],
-        call_frame: call_frame(
-            text(cf, "functionName").unwrap_or_default(),
-            text(cf, "url").unwrap_or_default(),
-            pos("lineNumber"),
-            pos("columnNumber"),
-        ),
-    }
 }
 
 fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {

@@ -6,7 +6,7 @@
 //! lies in the bytes and skips everything else; `args` stays raw until a later stage
 //! decides the event matters.
 
-use super::json::{self, LexError, Lexed, skip_value, skip_ws, string_content, string_end};
+use super::json::{self, Lexed, members, string_content};
 use crate::time::{TimeDelta, Timestamp};
 
 /// The `ph` (phase) of a trace event.
@@ -86,38 +86,8 @@ impl<'a> TraceEvent<'a> {
             args: None,
         };
         let mut raw_ph = None;
-        let mut j = skip_ws(b, i + 1);
-        if b.get(j) == Some(&b'}') {
-            ev.ph = Phase::Missing;
-            return Ok((ev, j + 1));
-        }
-        loop {
-            match b.get(j) {
-                None => return Err(LexError::Incomplete),
-                Some(b'"') => {}
-                Some(_) => {
-                    return Err(LexError::Malformed {
-                        offset: j,
-                        expected: "a key string in a trace event",
-                    });
-                }
-            }
-            let key_end = string_end(b, j + 1)?;
-            let key = &b[j + 1..key_end];
-            j = skip_ws(b, key_end + 1);
-            match b.get(j) {
-                None => return Err(LexError::Incomplete),
-                Some(b':') => {}
-                Some(_) => {
-                    return Err(LexError::Malformed {
-                        offset: j,
-                        expected: "':' after a key",
-                    });
-                }
-            }
-            let v = skip_ws(b, j + 1);
-            let end = skip_value(b, v)?;
-            let raw = &b[v..end];
+        let end = members(b, i, |key, r| {
+            let raw = &b[r];
             match key {
                 b"ph" => raw_ph = Some(raw),
                 b"name" => ev.name = string_content(raw).unwrap_or(b""),
@@ -130,22 +100,9 @@ impl<'a> TraceEvent<'a> {
                 b"args" => ev.args = Some(raw),
                 _ => {}
             }
-            j = skip_ws(b, end);
-            match b.get(j) {
-                None => return Err(LexError::Incomplete),
-                Some(b',') => j = skip_ws(b, j + 1),
-                Some(b'}') => {
-                    ev.ph = Phase::from_raw(raw_ph);
-                    return Ok((ev, j + 1));
-                }
-                Some(_) => {
-                    return Err(LexError::Malformed {
-                        offset: j,
-                        expected: "',' or '}' in a trace event",
-                    });
-                }
-            }
-        }
+        })?;
+        ev.ph = Phase::from_raw(raw_ph);
+        Ok((ev, end))
     }
 
     /// `pid` as an integer (strings hashed, see [`json::integer`]); 0 when missing.
@@ -217,11 +174,11 @@ mod tests {
     fn cut_event_is_incomplete_and_junk_is_malformed() {
         assert_eq!(
             TraceEvent::parse(br#"{"ph":"X","ts":1"#, 0, 0).unwrap_err(),
-            LexError::Incomplete
+            json::LexError::Incomplete
         );
         assert!(matches!(
             TraceEvent::parse(br#"{"ph" "X"}"#, 0, 0).unwrap_err(),
-            LexError::Malformed { offset: 6, .. }
+            json::LexError::Malformed { offset: 6, .. }
         ));
     }
 }

@@ -182,6 +182,7 @@ pub fn skip_value(b: &[u8], i: usize) -> Lexed<usize> {
 /// Walks the members of the object starting at `b[i]` (`{`), calling `f(key, value)` with
 /// the raw key content and the value's byte range; returns the offset past the `}`.
 /// Keys are compared raw (the keys taskchain looks for never contain escapes).
+#[inline]
 pub fn members(
     b: &[u8],
     i: usize,
