@@ -322,11 +322,27 @@ pub fn fold_numbers<'a, A>(
     }
     let mut n = 0;
     loop {
+        // Fast path: a non-negative integer of 1–7 digits and its separator in one 8-byte
+        // word (Chrome writes `samples` and `timeDeltas` without spaces).
+        if let Some(w) = load8(b, j) {
+            let len = digit_count(w);
+            if (1..=7).contains(&len) {
+                let sep = (w >> (8 * len)) as u8;
+                if sep == b',' || sep == b']' {
+                    acc = f(acc, Token::Int(swar_value(w, len)));
+                    n += 1;
+                    j += len as usize + 1;
+                    if sep == b']' {
+                        return Ok((acc, n));
+                    }
+                    continue;
+                }
+            }
+        }
         let start = j;
         let neg = b.get(j) == Some(&b'-');
         j += neg as usize;
         let (v, digits) = match load8(b, j) {
-            // 1–7 digits in one 8-byte load (trace sample ids and deltas are short).
             Some(chunk) => match digit_count(chunk) {
                 len @ 1..=7 => (swar_value(chunk, len), len as usize),
                 _ => slow_digits(b, j),
@@ -334,7 +350,8 @@ pub fn fold_numbers<'a, A>(
             None => slow_digits(b, j),
         };
         j += digits;
-        let plain = digits > 0 && digits <= 18 && !matches!(b.get(j), Some(b'.' | b'e' | b'E'));
+        let plain =
+            digits > 0 && digits <= 18 && !matches!(b.get(j), Some(b'.' | b'e' | b'E'));
         let token = if plain {
             Token::Int(if neg { -v } else { v })
         } else {
