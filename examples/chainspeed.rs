@@ -4,7 +4,11 @@ fn main() {
     let path = std::env::args().nth(1).unwrap();
     let f = std::fs::File::open(&path).unwrap();
     let b = unsafe { memmap2::Mmap::map(&f).unwrap() };
-    let taskchain::input::envelope::Envelope::Events { start, .. } = taskchain::input::envelope::detect(&b).unwrap() else { panic!() };
+    let taskchain::input::envelope::Envelope::Events { start, .. } =
+        taskchain::input::envelope::detect(&b).unwrap()
+    else {
+        panic!()
+    };
     let mut t = scan::scan(&b, start, true).unwrap();
     let mut d = Diagnostics::default();
     let threads = tasks::threads_in_scope(&t, tasks::Scope::Renderers);
@@ -13,6 +17,9 @@ fn main() {
     let profiles = profile::build(&mut t, &mut d);
     let cfg = chain::ChainConfig::default();
     let t0 = std::time::Instant::now();
-    let n = long.iter().filter_map(|task| chain::resolve(task, &profiles, Some(&b), &cfg)).count();
+    let n = long
+        .iter()
+        .filter_map(|task| chain::resolve(task, &profiles, Some(&b), &cfg))
+        .count();
     println!("{n} tasks resolved in {:?}", t0.elapsed());
 }

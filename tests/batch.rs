@@ -26,7 +26,15 @@ fn golden(name: &str, actual: &str) {
     }
     let expected =
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert!(expected == actual, "{name} differs from {}", path.display());
+    if expected != actual {
+        let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+        std::fs::write(&out, actual).unwrap();
+        panic!(
+            "{name} differs from {} (actual: {})",
+            path.display(),
+            out.display()
+        );
+    }
 }
 
 #[test]

@@ -335,6 +335,10 @@ pub fn fold_numbers<'a, A>(
                     if sep == b']' {
                         return Ok((acc, n));
                     }
+                    // Some writers put a space after each comma (Python's json.dumps).
+                    if b.get(j).is_some_and(|&c| is_ws(c)) {
+                        j = skip_ws(b, j);
+                    }
                     continue;
                 }
             }
@@ -350,8 +354,7 @@ pub fn fold_numbers<'a, A>(
             None => slow_digits(b, j),
         };
         j += digits;
-        let plain =
-            digits > 0 && digits <= 18 && !matches!(b.get(j), Some(b'.' | b'e' | b'E'));
+        let plain = digits > 0 && digits <= 18 && !matches!(b.get(j), Some(b'.' | b'e' | b'E'));
         let token = if plain {
             Token::Int(if neg { -v } else { v })
         } else {
@@ -736,6 +739,18 @@ mod tests {
             ]
         );
         assert_eq!(int_array(b"[]", 0, |_| ()), Ok(0));
+        // Spaces after commas (Python's json.dumps), on the fast path too.
+        let mut got = vec![];
+        int_array(b"[8962, 197, -110, 1]", 0, |t| got.push(t)).unwrap();
+        assert_eq!(
+            got,
+            [
+                Token::Int(8962),
+                Token::Int(197),
+                Token::Int(-110),
+                Token::Int(1)
+            ]
+        );
         assert_eq!(int_array(b"[1,", 0, |_| ()), Err(LexError::Incomplete));
         assert!(int_array(b"[1;2]", 0, |_| ()).is_err());
     }
