@@ -142,3 +142,75 @@ mod tests {
         assert_eq!(guess_event_start(one_line, 1, one_line.len()), Some(at));
     }
 }
+
+#[cfg(test)]
+mod parallel_tests {
+    use super::*;
+
+    /// ~40 MB of events whose `args` hold nested objects that look like events (`},` then a
+    /// newline then `{"ph":"X",…}`), so that guessed split points land inside events and
+    /// must be caught by the verification.
+    fn big_trace() -> Vec<u8> {
+        let mut s = String::from("{\"traceEvents\":[\n");
+        // A long first part, so that a split point most likely falls before the decoy.
+        let decoy = format!(
+            "[{{\"a\":\"{}\"}},\n{{\"ph\":\"X\",\"name\":\"RunTask\",\"pid\":9,\"tid\":9,\"ts\":1,\"dur\":99999999}}]",
+            "p".repeat(10_000)
+        );
+        let mut k = 0u64;
+        while s.len() < 40 << 20 {
+            s += &format!(
+                r#"{{"args":{{"inner":{decoy}}},"ph":"X","name":"RunTask","pid":1,"tid":{},"ts":{},"dur":{}}},"#,
+                k % 3,
+                k * 100,
+                (k * 7) % 90_000
+            );
+            s.push('\n');
+            if k % 97 == 0 {
+                s += &format!(
+                    r#"{{"args":{{"data":{{"cpuProfile":{{"samples":[1,2,3]}},"timeDeltas":[5,6,{k}]}}}},"id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":5,"ts":{}}},"#,
+                    k * 100
+                );
+                s.push('\n');
+            }
+            k += 1;
+        }
+        s +=
+            r#"{"ph":"M","name":"thread_name","pid":1,"tid":0,"args":{"name":"CrRendererMain"}}]}"#;
+        s.into_bytes()
+    }
+
+    #[test]
+    fn parallel_ranges_give_the_sequential_result() {
+        let b = big_trace();
+        let start = b.iter().position(|&c| c == b'[').unwrap() + 1;
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| crate::scan::scan(&b, start, true).unwrap())
+        };
+        let (one, two) = (run(1), run(2));
+        assert_eq!(one.events, two.events);
+        assert!(one.events > 3_000);
+        let mut a = one.task_marks.clone();
+        let mut c = two.task_marks.clone();
+        a.sort_by_key(|m| m.order);
+        c.sort_by_key(|m| m.order);
+        assert_eq!(a, c);
+        assert_eq!(one.thread_names, two.thread_names);
+        assert_eq!(one.profile_data, two.profile_data);
+        assert_eq!(
+            (one.first_ts, one.last_ts, &one.end),
+            (two.first_ts, two.last_ts, &two.end)
+        );
+        // The guesses really land on decoys inside events, so the verification had work
+        // to do; and no decoy became a task.
+        let len = b.len() - start;
+        let size = len / (len / RANGE_BYTES);
+        let g = guess_event_start(&b, start + size, start + 2 * size).unwrap();
+        assert!(b[g..].starts_with(br#"{"ph":"X","name":"RunTask","pid":9"#));
+        assert!(!two.task_marks.iter().any(|m| m.thread.pid.0 == 9));
+    }
+}
