@@ -166,7 +166,7 @@ mod parallel_tests {
                 (k * 7) % 90_000
             );
             s.push('\n');
-            if k % 97 == 0 {
+            if k.is_multiple_of(97) {
                 s += &format!(
                     r#"{{"args":{{"data":{{"cpuProfile":{{"samples":[1,2,3]}},"timeDeltas":[5,6,{k}]}}}},"id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":5,"ts":{}}},"#,
                     k * 100
