@@ -30,4 +30,11 @@ for k, src in enumerate(SOURCES):
         data = json.dumps(form, separators=(",", ":")).encode()
         with open(f"{OUT}/seed{k}{i}", "wb") as f:
             f.write(b"\x00" + data[:60000])
-print(f"{len(SOURCES) * 2} seeds in {OUT}")
+# Field data: the samples themselves (small), each after a control byte.
+FIELD = ["samples/field-bundle/trace.json", "samples/field-cpuprofile/trace.cpuprofile",
+         "samples/field-legacy-profile/trace.cpuprofile", "samples/field-chromium-bundle/trace.json",
+         "samples/node-cpu-prof/trace.cpuprofile"]
+for k, src in enumerate(FIELD):
+    with open(src, "rb") as f, open(f"{OUT}/field{k}", "wb") as out:
+        out.write(b"\x00" + f.read()[:60000])
+print(f"{len(SOURCES) * 2 + len(FIELD)} seeds in {OUT}")
