@@ -280,8 +280,20 @@ pub struct RunOutcome {
 /// Runs the whole job: opens every output (so a bad path fails before any work), streams
 /// each file's rows to the report as files finish, and writes the extra outputs at the end.
 pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
-    let mut report_file = OutFile::open(cfg.output.as_deref())?;
     let o = &cfg.outputs;
+    let inputs = input::paths::inputs(&cfg.paths, cfg.files_from.as_deref(), cfg.shard)?;
+    check_outputs(
+        &[
+            ("-o", &cfg.output),
+            ("--summary", &o.summary),
+            ("--aggregate", &o.aggregate),
+            ("--folded", &o.folded),
+            ("--flamegraph", &o.flamegraph),
+            ("--markdown", &o.markdown),
+        ],
+        &inputs,
+    )?;
+    let mut report_file = OutFile::open(cfg.output.as_deref())?;
     let open = |p: &Option<PathBuf>| p.as_deref().map(|p| OutFile::open(Some(p))).transpose();
     let (mut summary_file, aggregate_file, folded_file, flame_file, markdown_file) = (
         open(&o.summary)?,
@@ -290,7 +302,6 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         open(&o.flamegraph)?,
         open(&o.markdown)?,
     );
-    let inputs = input::paths::inputs(&cfg.paths, cfg.files_from.as_deref(), cfg.shard)?;
 
     let mut aggregate = aggregate_file
         .as_ref()
@@ -573,6 +584,16 @@ impl OutFile {
             return Ok(OutFile::Stdout);
         };
         let cannot = || format!("cannot write {}", p.display());
+        // `/dev/stdout` (or a path that is where standard output goes): write to our own
+        // standard output, so that `>> summary.md` appends instead of being replaced.
+        if is_stdout(p) {
+            return Ok(OutFile::Stdout);
+        }
+        // Other descriptors (`/dev/fd/3`, `/proc/self/fd/3`): write through, appending.
+        if p.starts_with("/dev/fd") || p.starts_with("/proc/self/fd") {
+            let f = File::options().append(true).open(p).with_context(cannot)?;
+            return Ok(OutFile::Direct(f));
+        }
         match std::fs::metadata(p) {
             Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: it is a folder", p.display()),
             Ok(m) if !m.is_file() => {
@@ -594,7 +615,10 @@ impl OutFile {
                     .prefix(".taskchain-")
                     .permissions(mode)
                     .tempfile_in(dir)
-                    .map_err(|e| anyhow::anyhow!("{}: {}", cannot(), e.kind()))?;
+                    .map_err(|e| {
+                        anyhow::anyhow!("{}: {}", cannot(), std::io::Error::from(e.kind()))
+                    })?;
+                pending_temp_files(|t| t.push(tmp.path().to_path_buf()));
                 Ok(OutFile::Atomic(tmp, target))
             }
         }
@@ -612,12 +636,82 @@ impl OutFile {
         match self {
             OutFile::Stdout | OutFile::Direct(..) => Ok(()),
             OutFile::Atomic(tmp, p) => {
+                let at = tmp.path().to_path_buf();
+                pending_temp_files(|t| t.retain(|x| *x != at));
                 tmp.persist(&p)
                     .map_err(|e| anyhow::anyhow!("cannot write {}: {}", p.display(), e.error))?;
                 Ok(())
             }
         }
     }
+}
+
+/// Temporary output files not yet renamed into place, for [`remove_on_interrupt`].
+fn pending_temp_files<R>(f: impl FnOnce(&mut Vec<PathBuf>) -> R) -> R {
+    static PENDING: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    f(&mut PENDING.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// On SIGINT or SIGTERM, removes the temporary output files (the targets were never
+/// touched) and exits with 130. SIGKILL cannot be caught: its temporary files stay.
+pub fn remove_on_interrupt() {
+    let _ = ctrlc::set_handler(|| {
+        pending_temp_files(|t| {
+            for p in t.drain(..) {
+                let _ = std::fs::remove_file(p);
+            }
+        });
+        std::process::exit(130);
+    });
+}
+
+/// True when `p` is (or leads to) where standard output goes.
+fn is_stdout(p: &Path) -> bool {
+    let named = ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]
+        .iter()
+        .any(|s| p == Path::new(s));
+    named
+        || matches!(
+            (std::fs::canonicalize(p), std::fs::canonicalize("/proc/self/fd/1")),
+            (Ok(a), Ok(b)) if a == b && !a.starts_with("/dev/null")
+        )
+}
+
+/// Refuses outputs that would overwrite an input or each other.
+fn check_outputs(
+    outputs: &[(&str, &Option<PathBuf>)],
+    inputs: &[std::result::Result<InputPath, Error>],
+) -> anyhow::Result<()> {
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    let mut seen: Vec<(PathBuf, &str)> = Vec::new();
+    for (flag, path) in outputs {
+        let Some(p) = path
+            .as_deref()
+            .filter(|p| p.as_os_str() != "-" && !is_stdout(p))
+        else {
+            continue;
+        };
+        let Some(c) = canon(p).filter(|c| std::fs::metadata(c).is_ok_and(|m| m.is_file())) else {
+            // Not there yet: compare the names as given.
+            if let Some((_, other)) = seen.iter().find(|(q, _)| q == p) {
+                anyhow::bail!("{flag} and {other} both name {}", p.display());
+            }
+            seen.push((p.to_path_buf(), flag));
+            continue;
+        };
+        if let Some((_, other)) = seen.iter().find(|(q, _)| *q == c) {
+            anyhow::bail!("{flag} and {other} both name {}", p.display());
+        }
+        for inp in inputs.iter().flatten() {
+            if let InputPath::File(q) | InputPath::Found(q) = inp
+                && canon(q).as_ref() == Some(&c)
+            {
+                anyhow::bail!("{flag} {} would overwrite an input trace", p.display());
+            }
+        }
+        seen.push((c, flag));
+    }
+    Ok(())
 }
 
 #[cfg(unix)]

@@ -23,7 +23,7 @@ const EXAMPLES: &str = "Examples:
   zcat trace.json.gz | taskchain - --scope renderers    a trace from standard input
   taskchain nightly/ --summary s.csv --aggregate a.csv --flamegraph f.svg --markdown r.md
   taskchain ci/*.json --budget tbt-ms=200 --budget max-task-ms=150
-  taskchain compare base/*.json -- candidate/*.json --fail-on-regression 10
+  taskchain compare --fail-on-regression 10 base/*.json -- candidate/*.json
 
 Exit codes: 0 every file was read; 1 a budget or regression gate failed; 2 bad usage,
 or a file could not be read (the other files' rows are still written).";
@@ -132,7 +132,7 @@ pub enum Command {
     /// chain and overall, the change in long-task time and count, with a Mann-Whitney U
     /// test over the per-trace values so that noise is not reported as a regression.
     #[command(
-        after_help = "Example:\n  taskchain compare base/*.json -- candidate/*.json --fail-on-regression 10 --markdown r.md"
+        after_help = "Options go before `--`; everything after it is a candidate trace.\n\nExample:\n  taskchain compare --fail-on-regression 10 --markdown r.md base/*.json -- candidate/*.json"
     )]
     Compare(CompareArgs),
 }
@@ -253,7 +253,7 @@ impl Cli {
             if let Some(flag) = c
                 .candidate
                 .iter()
-                .find(|p| p.to_string_lossy().starts_with("--"))
+                .find(|p| p.to_string_lossy().starts_with('-') && p.as_os_str() != "-")
             {
                 return Err(format!(
                     "{} after `--` would be read as a trace: options of compare go before `--`",

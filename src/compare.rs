@@ -84,9 +84,11 @@ pub struct Change {
 pub enum Verdict {
     /// Higher, significant, over the threshold.
     Regression,
+    /// Higher and significant, but not over the threshold.
+    IncreaseUnderThreshold,
     /// Lower and significant.
     Improvement,
-    /// Not significant (or under the threshold).
+    /// Not significant.
     NoChange,
 }
 
@@ -95,6 +97,7 @@ impl Verdict {
     pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Regression => "regression",
+            Verdict::IncreaseUnderThreshold => "increase under threshold",
             Verdict::Improvement => "improvement",
             Verdict::NoChange => "no significant change",
         }
@@ -128,6 +131,8 @@ fn change(
     let p = mann_whitney_p(a, b);
     let verdict = if p < ALPHA && mb > ma && change_pct > threshold_pct {
         Verdict::Regression
+    } else if p < ALPHA && mb > ma {
+        Verdict::IncreaseUnderThreshold
     } else if p < ALPHA && mb < ma {
         Verdict::Improvement
     } else {
@@ -437,7 +442,7 @@ pub fn write_markdown(
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     writeln!(out, "## taskchain: candidate vs baseline\n")?;
-    let cell = |s: &str| s.replace('|', "\\|");
+    let cell = crate::report::markdown::cell;
     writeln!(
         out,
         "| scope | leaf | base ms | candidate ms | change | base tasks | candidate tasks | p | verdict |"

@@ -50,6 +50,12 @@ pub enum Error {
         /// The folder.
         path: PathBuf,
     },
+    /// A glob pattern that matches no trace file.
+    #[error("{}: no trace file (*.json, *.json.gz, *.cpuprofile) matches this pattern", .pattern.display())]
+    NoMatch {
+        /// The pattern.
+        pattern: PathBuf,
+    },
     /// The event array is broken before any usable event.
     #[error("{}: invalid JSON at byte {offset} (event {event_index}): {reason}", .path.display())]
     Json {
@@ -73,6 +79,7 @@ impl Error {
             | Error::NotATrace { path, .. }
             | Error::OtherJson { path, .. }
             | Error::NoTraces { path }
+            | Error::NoMatch { pattern: path }
             | Error::Json { path, .. } => path,
         }
     }

@@ -64,7 +64,8 @@ pub fn format_of(keys: &[String]) -> Result<Option<FieldFormat>, String> {
     if has("nodes") && has("samples") && has("timeDeltas") {
         return Ok(Some(FieldFormat::CpuProfile));
     }
-    if has("head") && has("samples") && has("timestamps") {
+    if has("head") && has("samples") && (has("timestamps") || (has("startTime") && has("endTime")))
+    {
         return Ok(Some(FieldFormat::LegacyProfile));
     }
     if has("head") && has("samples") {
@@ -87,6 +88,11 @@ pub struct TaskEntries {
     pub long_tasks: Vec<(Timestamp, TimeDelta)>,
     /// `long-animation-frame` entries.
     pub loafs: Vec<Loaf>,
+    /// The input had entry lists (even empty ones): the page observed long tasks, so
+    /// an empty list means none, not "find them in the samples".
+    pub given: bool,
+    /// Entries without a numeric `startTime` and a `duration` ≥ 0 (left out).
+    pub bad: u64,
 }
 
 /// A long-animation-frame entry.
@@ -144,30 +150,49 @@ impl TaskEntries {
     /// Reads entries from a parsed JSON value (see the type's doc).
     fn from_value(v: &BorrowedValue<'_>) -> TaskEntries {
         let mut out = TaskEntries::default();
-        let mut take = |e: &BorrowedValue<'_>| match text(e, "entryType").as_deref() {
-            Some("long-animation-frame") => out.loafs.extend(loaf(e)),
-            _ if field(e, "scripts").is_some() => out.loafs.extend(loaf(e)),
-            _ => out.long_tasks.extend(entry_span(e)),
+        let mut take = |e: &BorrowedValue<'_>| {
+            let ok = match text(e, "entryType").as_deref() {
+                Some("long-animation-frame") => loaf(e).map(|l| out.loafs.push(l)).is_some(),
+                _ if field(e, "scripts").is_some() => loaf(e).map(|l| out.loafs.push(l)).is_some(),
+                _ => entry_span(e).map(|t| out.long_tasks.push(t)).is_some(),
+            };
+            out.bad += u64::from(!ok);
         };
+        let (mut given, mut not_lists) = (false, 0u64);
         if let Some(a) = v.as_array() {
+            given = true;
             a.iter().for_each(&mut take);
         } else {
             for key in ["longTasks", "longAnimationFrames", "entries"] {
-                if let Some(a) = field(v, key).and_then(|x| x.as_array()) {
-                    a.iter().for_each(&mut take);
+                if let Some(x) = field(v, key) {
+                    given = true;
+                    match x.as_array() {
+                        Some(a) => a.iter().for_each(&mut take),
+                        None => not_lists += 1,
+                    }
                 }
             }
         }
+        out.given = given;
+        out.bad += not_lists;
         out
     }
 
-    /// Reads `--tasks FILE`. Errors name the file and what is wrong.
+    /// Reads `--tasks FILE`. Errors name the file and what is wrong (not JSON, or no
+    /// entry list at all).
     pub fn read(path: &std::path::Path) -> Result<TaskEntries, String> {
         let bytes =
             std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        ArgsParser::default()
+        let entries = ArgsParser::default()
             .with(&bytes, TaskEntries::from_value)
-            .ok_or_else(|| format!("{}: not JSON", path.display()))
+            .ok_or_else(|| format!("--tasks {}: not JSON", path.display()))?;
+        if !entries.given {
+            return Err(format!(
+                "--tasks {}: want an array of long-task or LoAF entries, or {{\"longTasks\": [...], \"longAnimationFrames\": [...]}}",
+                path.display()
+            ));
+        }
+        Ok(entries)
     }
 }
 
@@ -181,6 +206,8 @@ struct Parsed {
     origin: Timestamp,
     idle: Vec<NodeId>,
     entries: TaskEntries,
+    /// Odd input met while parsing.
+    diagnostics: Diagnostics,
 }
 
 /// The node that stands for samples without a JS stack (ProfilerTrace samples without
@@ -246,8 +273,9 @@ fn profiler_trace(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
         children: vec![],
         call_frame: call_frame(NO_STACK.into(), String::new(), -1, -1),
     });
-    let samples = list("samples")
-        .ok_or("\"samples\" is not an array")?
+    let mut diagnostics = Diagnostics::default();
+    let all = list("samples").ok_or("\"samples\" is not an array")?;
+    let samples: Vec<(Timestamp, NodeId)> = all
         .iter()
         .filter_map(|s| {
             let t = field(s, "timestamp").and_then(ms)?;
@@ -255,6 +283,17 @@ fn profiler_trace(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
             Some((Timestamp::from_nanos(t), node))
         })
         .collect();
+    diagnostics.add(
+        "samples without a numeric timestamp (skipped)",
+        (all.len() - samples.len()) as u64,
+    );
+    diagnostics.add(
+        "samples naming a stack that does not exist (skipped)",
+        samples
+            .iter()
+            .filter(|(_, n)| n.0 < 0 || n.0 > no_stack.0)
+            .count() as u64,
+    );
     Ok(Parsed {
         nodes,
         samples,
@@ -262,6 +301,7 @@ fn profiler_trace(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
         origin: Timestamp::default(),
         idle: vec![no_stack],
         entries: TaskEntries::default(),
+        diagnostics,
     })
 }
 
@@ -324,6 +364,13 @@ fn cpuprofile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
     let deltas = field(v, "timeDeltas")
         .and_then(|s| s.as_array())
         .ok_or("\"timeDeltas\" is not an array")?;
+    let mut diagnostics = Diagnostics::default();
+    if ids.len() != deltas.len() {
+        diagnostics.add(
+            "profiles whose samples and timeDeltas differ in length (truncated to the shorter)",
+            1,
+        );
+    }
     let mut t = start;
     let samples = ids
         .iter()
@@ -340,6 +387,7 @@ fn cpuprofile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
         t0: start,
         origin: start,
         entries: TaskEntries::default(),
+        diagnostics,
     })
 }
 
@@ -370,31 +418,74 @@ fn legacy_profile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
             todo[at..].reverse();
         }
     }
+    // The old V8 API numbered lines and columns from 1, with 0 for "unknown".
+    for n in &mut nodes {
+        let cf = &mut n.call_frame;
+        cf.line_number = if cf.line_number > 0 {
+            cf.line_number - 1
+        } else {
+            -1
+        };
+        cf.column_number = if cf.column_number > 0 {
+            cf.column_number - 1
+        } else {
+            -1
+        };
+    }
     let seconds = |k| {
         field(v, k)
             .and_then(|x| x.cast_f64())
             .map(|s| (s * 1e9).round() as i64)
     };
-    let stamps = field(v, "timestamps")
-        .and_then(|s| s.as_array())
-        .ok_or("\"timestamps\" is not an array")?;
     let ids = field(v, "samples")
         .and_then(|s| s.as_array())
         .ok_or("\"samples\" is not an array")?;
-    let samples: Vec<(Timestamp, NodeId)> = ids
-        .iter()
-        .zip(stamps.iter())
-        .filter_map(|(id, t)| {
-            Some((
-                Timestamp::from_nanos(micros_as_nanos(t)?),
-                NodeId(int(id).unwrap_or(-1)),
-            ))
-        })
-        .collect();
-    let start = seconds("startTime")
-        .map(Timestamp::from_nanos)
-        .or(samples.first().map(|s| s.0))
-        .unwrap_or_default();
+    let start = seconds("startTime").map(Timestamp::from_nanos);
+    let mut diagnostics = Diagnostics::default();
+    let samples: Vec<(Timestamp, NodeId)> = match field(v, "timestamps").and_then(|s| s.as_array())
+    {
+        Some(stamps) => {
+            if stamps.len() != ids.len() {
+                diagnostics.add(
+                    "profiles whose samples and timestamps differ in length (truncated to the shorter)",
+                    1,
+                );
+            }
+            ids.iter()
+                .zip(stamps.iter())
+                .filter_map(|(id, t)| {
+                    Some((
+                        Timestamp::from_nanos(micros_as_nanos(t)?),
+                        NodeId(int(id).unwrap_or(-1)),
+                    ))
+                })
+                .collect()
+        }
+        // The oldest profiles have no timestamps: samples spread evenly from start to end.
+        None => {
+            let (Some(s), Some(e)) = (start, seconds("endTime").map(Timestamp::from_nanos)) else {
+                return Err(
+                    "no \"timestamps\", and no startTime and endTime to spread the samples over"
+                        .into(),
+                );
+            };
+            diagnostics.add(
+                "profiles without timestamps (samples spread evenly from startTime to endTime)",
+                1,
+            );
+            let step = e.since(s).as_nanos() / (ids.len().max(1) as i64);
+            ids.iter()
+                .enumerate()
+                .map(|(k, id)| {
+                    (
+                        s + TimeDelta::from_nanos(step * k as i64),
+                        NodeId(int(id).unwrap_or(-1)),
+                    )
+                })
+                .collect()
+        }
+    };
+    let start = start.or(samples.first().map(|s| s.0)).unwrap_or_default();
     Ok(Parsed {
         idle: idle_nodes(&nodes),
         nodes,
@@ -402,6 +493,7 @@ fn legacy_profile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
         t0: start,
         origin: start,
         entries: TaskEntries::default(),
+        diagnostics,
     })
 }
 
@@ -409,7 +501,9 @@ fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
     ArgsParser::default()
         .with(bytes, |v| match format {
             FieldFormat::Bundle => {
-                let profile = field(v, "profile").ok_or("no \"profile\"")?;
+                let profile = field(v, "profile")
+                    .filter(|p| p.as_object().is_some())
+                    .ok_or("\"profile\" is not a ProfilerTrace object")?;
                 let mut p = profiler_trace(profile)?;
                 p.entries = TaskEntries::from_value(v);
                 Ok(p)
@@ -490,19 +584,23 @@ pub fn analyze(
 ) -> Result<FileReport, AnalyzeError> {
     let mut p = parse(bytes, format)
         .map_err(|e| AnalyzeError::NotATrace(format!("{format:?} unreadable: {e}")))?;
-    let mut diagnostics = Diagnostics::default();
+    let mut diagnostics = std::mem::take(&mut p.diagnostics);
     p.samples.sort_by_key(|x| x.0); // stable
     let times: Vec<Timestamp> = p.samples.iter().map(|x| x.0).collect();
     let interval = median_gap(&times);
 
-    // Tasks: entries in the file, else --tasks, else busy spans.
+    // Tasks: entries in the file, else --tasks, else busy spans. Entry lists that are
+    // present but empty mean the page observed no long task: then there are none.
     let mut entries = std::mem::take(&mut p.entries);
-    if entries.long_tasks.is_empty()
-        && entries.loafs.is_empty()
+    if !entries.given
         && let Some(t) = &s.tasks
     {
         entries = (**t).clone();
     }
+    diagnostics.add(
+        "long-task entries without a numeric startTime and a duration ≥ 0 (skipped)",
+        entries.bad,
+    );
     let (spans, source): (Vec<(Timestamp, TimeDelta)>, &'static str) =
         if !entries.long_tasks.is_empty() {
             (entries.long_tasks.clone(), "longtask")
@@ -515,6 +613,8 @@ pub fn analyze(
                     .collect(),
                 "long-animation-frame",
             )
+        } else if entries.given {
+            (Vec::new(), "longtask")
         } else {
             (busy_spans(&p.samples, &p.idle, interval), "busy_span")
         };

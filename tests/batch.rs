@@ -291,3 +291,50 @@ fn output_appears_only_when_complete() {
     child.wait().unwrap();
     assert!(!target.exists());
 }
+
+#[test]
+fn interrupted_run_removes_its_temporary_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("r.csv");
+    let fifo = dir.path().join("in.json");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskchain"))
+        .arg(&fifo)
+        .args(["-q", "-o"])
+        .arg(&target)
+        .arg("--summary")
+        .arg(dir.path().join("s.csv"))
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let temps = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".taskchain-")
+            })
+            .count()
+    };
+    assert_eq!(temps(), 2);
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(temps(), 0);
+    assert!(!target.exists());
+}

@@ -90,7 +90,8 @@ fn legacy_head_tree_profile() {
             "10001000", "1.000", "70.000", "71", "70", "70.000", "1.000", "ok"
         ]
     );
-    assert_eq!(r[0][18], "outer (file:///l.js:3) > loop (file:///l.js:8)");
+    // The old V8 API numbered lines from 1 (0: unknown), so lineNumber 2 and 7 stay 2 and 7.
+    assert_eq!(r[0][18], "outer (file:///l.js:2) > loop (file:///l.js:7)");
 }
 
 #[test]
@@ -214,4 +215,73 @@ fn real_node_profile_busy_spans() {
     assert_eq!(r[0][13], "fib");
     assert!(r[1][18].ends_with("> (anonymous) (file:///tmp/nodeprof/busy.js:6:12)"));
     assert_eq!((r[1][11].as_str(), r[1][19].as_str()), ("ok", "busy_span"));
+}
+
+#[test]
+fn empty_entry_lists_mean_no_long_tasks_and_bad_entries_warn() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = r#"{"resources":[],"frames":[{"name":"f"}],"stacks":[{"frameId":0}],
+        "samples":[{"timestamp":0,"stackId":0},{"timestamp":50,"stackId":0},{"timestamp":100,"stackId":0},{"timestamp":150}]}"#;
+    // The page observed no long task: no rows, not busy spans.
+    let f = dir.path().join("none.json");
+    std::fs::write(
+        &f,
+        format!(r#"{{"profile":{profile},"longTasks":[],"longAnimationFrames":[]}}"#),
+    )
+    .unwrap();
+    assert!(rows(&[f.to_str().unwrap()]).is_empty());
+    // Entries that are not entries are counted, not silently dropped.
+    let f = dir.path().join("bad.json");
+    std::fs::write(&f, format!(r#"{{"profile":{profile},"longTasks":[{{"startTime":"x","duration":60}},{{"startTime":0,"duration":-5}}]}}"#)).unwrap();
+    taskchain()
+        .arg(&f)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\n").count(1))
+        .stderr(predicate::str::contains(
+            "long-task entries without a numeric startTime and a duration ≥ 0 (skipped): 2",
+        ));
+    // A --tasks file that holds no entry list is an error, before any work.
+    let t = dir.path().join("t.json");
+    std::fs::write(&t, r#"{"a":1}"#).unwrap();
+    taskchain()
+        .arg(&f)
+        .arg("--tasks")
+        .arg(&t)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("want an array of long-task"));
+}
+
+#[test]
+fn oldest_head_tree_profile_without_timestamps() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("old.cpuprofile");
+    // 100 samples spread evenly over 0.1 s: 1 ms apart; samples 10..79 busy in `g`.
+    let samples: Vec<String> = (0..100)
+        .map(|k| {
+            if (10..80).contains(&k) {
+                "2".into()
+            } else {
+                "3".into()
+            }
+        })
+        .collect();
+    std::fs::write(
+        &f,
+        format!(
+            r#"{{"head":{{"functionName":"(root)","id":1,"children":[{{"functionName":"g","url":"g.js","lineNumber":4,"id":2,"children":[]}},{{"functionName":"(idle)","id":3,"children":[]}}]}},"startTime":1.0,"endTime":1.1,"samples":[{}]}}"#,
+            samples.join(",")
+        ),
+    )
+    .unwrap();
+    let r = rows(&[f.to_str().unwrap(), "--lookback-ms", "0"]);
+    // Busy from 1.010 s to 1.080 s: 70 ms, 70 samples of g.
+    assert_eq!(
+        r[0][4..12],
+        [
+            "1010000", "10.000", "70.000", "70", "70", "70.000", "1.000", "ok"
+        ]
+    );
+    assert_eq!(r[0][18], "g (g.js:4)");
 }

@@ -335,9 +335,10 @@ fn folded_stacks(w: &window::Weighted<'_>) -> Vec<(String, u32, TimeDelta)> {
         .enumerate()
         .filter(|(_, (n, _))| *n > 0)
         .map(|(s, (n, t))| {
+            // `;` separates frames and a line is one stack: neither may appear in a frame.
             let path = chain_frames(w.profile, StackIndex::new(s))
                 .iter()
-                .map(|f| f.text().replace(';', ","))
+                .map(|f| f.text().replace(';', ",").replace(['\n', '\r'], " "))
                 .collect::<Vec<_>>()
                 .join(";");
             (path, n, t)

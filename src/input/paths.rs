@@ -101,14 +101,22 @@ pub fn inputs(
             args.push(p);
             continue;
         }
+        // Like a folder search: trace-named regular files, and folders searched.
         let matches: Vec<PathBuf> = glob::glob(&text)
             .with_context(|| format!("bad glob pattern {text:?}"))?
             .flatten()
+            .filter(|m| m.is_dir() || (m.is_file() && is_trace_name(m)))
             .collect();
         if matches.is_empty() {
-            unmatched.push(Error::NoTraces { path: p.clone() });
+            unmatched.push(Error::NoMatch { pattern: p.clone() });
         }
         args.extend(matches);
+    }
+    if files_from.is_some_and(|f| f.as_os_str() == "-") && args.iter().any(|a| a.as_os_str() == "-")
+    {
+        anyhow::bail!(
+            "standard input cannot be both the list of files (--files-from -) and a trace (-)"
+        );
     }
     let mut all = expand(&args);
     all.extend(unmatched.into_iter().map(Err));
@@ -244,6 +252,10 @@ mod tests {
         assert_eq!(union, names);
         // A glob matching nothing is an error entry, not silence.
         let none = inputs(&[d.path().join("x*.json")], None, None).unwrap();
-        assert!(matches!(&none[..], [Err(Error::NoTraces { .. })]));
+        assert!(matches!(&none[..], [Err(Error::NoMatch { .. })]));
+        // A glob takes trace-named files only, as a folder search does.
+        std::fs::write(d.path().join("notes.md"), b"x").unwrap();
+        let star = names_of(inputs(&[d.path().join("*")], None, None).unwrap());
+        assert!(!star.iter().any(|n| n == "notes.md" || n == "list.txt"));
     }
 }

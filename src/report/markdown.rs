@@ -40,8 +40,11 @@ pub struct MarkdownReport {
     pub failed: Vec<String>,
 }
 
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+/// Text safe in a table cell and a code span.
+pub fn cell(s: &str) -> String {
+    s.replace('|', "\\|")
+        .replace(['\n', '\r'], " ")
+        .replace('`', "'")
 }
 
 impl MarkdownReport {
