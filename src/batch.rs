@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::Context;
 
@@ -88,7 +88,7 @@ impl BatchSummary {
 pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
     let path = inp.path();
     let name = inp.display_name();
-    let (result, bytes) = match input::open(inp)? {
+    let (result, bytes) = match input::open(inp, s.progress.clone())? {
         input::Source::Whole(data) => {
             let n = data.bytes.len() as u64;
             (analyze_bytes(&name, &data.bytes, s), n)
@@ -162,11 +162,14 @@ pub fn for_each_outcome(
     let bar = progress_bar(inputs, quiet);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    // Files being read: (input size, bytes of it scanned so far), for the bar.
+    let in_flight: std::sync::Mutex<BTreeMap<usize, (u64, std::sync::Arc<AtomicU64>)>> =
+        Default::default();
     let (tx, rx) = std::sync::mpsc::channel::<(usize, FileOutcome)>();
     let result = std::thread::scope(|scope| {
         for _ in 0..jobs.min(inputs.len()) {
             let tx = tx.clone();
-            let (next, stop, pool) = (&next, &stop, &pool);
+            let (next, stop, pool, in_flight) = (&next, &stop, &pool, &in_flight);
             scope.spawn(move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
@@ -178,7 +181,15 @@ pub fn for_each_outcome(
                             file: e.path().display().to_string(),
                             error: e.to_string(),
                         }),
-                        Ok(inp) => pool.install(|| outcome(inp, settings)),
+                        Ok(inp) => {
+                            let counter = std::sync::Arc::new(AtomicU64::new(0));
+                            lock(in_flight).insert(i, (input_size(inp), counter.clone()));
+                            let mut s = settings.clone();
+                            s.progress = Some(counter);
+                            let out = pool.install(|| outcome(inp, &s));
+                            lock(in_flight).remove(&i);
+                            out
+                        }
                     };
                     if tx.send((i, out)).is_err() {
                         return;
@@ -189,13 +200,27 @@ pub fn for_each_outcome(
         drop(tx);
         let mut pending = BTreeMap::new();
         let mut emit = 0usize;
-        for (i, out) in rx {
+        let mut done_bytes = 0u64;
+        loop {
+            let (i, out) = match rx.recv_timeout(std::time::Duration::from_millis(200)) {
+                Ok(m) => m,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    let reading: u64 = lock(&in_flight)
+                        .values()
+                        .map(|(size, c)| c.load(Ordering::Relaxed).min(*size))
+                        .sum();
+                    bar.set_position(done_bytes + reading);
+                    continue;
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            };
             pending.insert(i, out);
             while let Some(out) = pending.remove(&emit) {
                 emit += 1;
                 if let Some(inp) = inputs.get(emit - 1).and_then(|r| r.as_ref().ok()) {
-                    bar.inc(input_size(inp));
+                    done_bytes += input_size(inp);
                 }
+                bar.set_position(done_bytes);
                 for line in messages(&out, quiet) {
                     if bar.is_hidden() {
                         eprintln!("{line}");
@@ -213,6 +238,10 @@ pub fn for_each_outcome(
     });
     bar.finish_and_clear();
     result
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn input_size(inp: &InputPath) -> u64 {
@@ -239,7 +268,7 @@ fn progress_bar(
         )
         .expect("valid template"),
     );
-    bar.set_message(format!("{} files", inputs.len()));
+    bar.set_message(plural(inputs.len(), "file", "files"));
     bar.enable_steady_tick(std::time::Duration::from_millis(200));
     bar
 }

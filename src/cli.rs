@@ -226,6 +226,7 @@ impl Common {
                 Some(p) => Some(std::sync::Arc::new(crate::field::TaskEntries::read(p)?)),
                 None => None,
             },
+            progress: None,
         };
         Ok((settings, jobs))
     }

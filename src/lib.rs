@@ -93,6 +93,9 @@ pub struct Settings {
     pub lookback_auto: bool,
     /// `--tasks FILE`: long-task entries for profiles that carry none.
     pub tasks: Option<std::sync::Arc<field::TaskEntries>>,
+    /// Where the scan adds the bytes of this input it has read (as stored: compressed for
+    /// gzip), for a progress bar that moves inside a large file.
+    pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 impl Default for Settings {
@@ -103,6 +106,7 @@ impl Default for Settings {
             chain: ChainConfig::default(),
             lookback_auto: true,
             tasks: None,
+            progress: None,
         }
     }
 }
@@ -187,7 +191,8 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         Envelope::OtherObject { keys } => return analyze_other(file, bytes, &keys, s),
     };
     let timer = Timer::start(file);
-    let trace = scan::scan(bytes, start, true).map_err(AnalyzeError::from)?;
+    let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
+        .map_err(AnalyzeError::from)?;
     timer.lap("scan");
     Ok(analyze_scanned(file, trace, Some(bytes), s, &timer))
 }

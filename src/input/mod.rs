@@ -85,10 +85,14 @@ pub enum Source {
 
 /// Opens one input: plain files are mapped, gzip (by its magic bytes) is streamed through
 /// a decoder thread, so a 1 GB `.json.gz` never sits inflated in memory.
-pub fn open(input: &InputPath) -> Result<Source> {
+/// `progress` counts the compressed bytes the gzip decoder has consumed.
+pub fn open(
+    input: &InputPath,
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+) -> Result<Source> {
     let raw = read_raw(input)?;
     if is_gzip(&raw) {
-        Ok(Source::Gzip(GzBlocks::spawn(raw)))
+        Ok(Source::Gzip(GzBlocks::spawn(raw, progress)))
     } else {
         Ok(Source::Whole(TraceData {
             bytes: raw,
@@ -118,7 +122,10 @@ impl GzBlocks {
         self.compressed_len
     }
 
-    fn spawn(compressed: TraceBytes) -> GzBlocks {
+    fn spawn(
+        compressed: TraceBytes,
+        progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    ) -> GzBlocks {
         let compressed_len = compressed.len() as u64;
         let (full_tx, full) = std::sync::mpsc::sync_channel(GZ_BLOCKS);
         let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(GZ_BLOCKS + 1);
@@ -126,7 +133,11 @@ impl GzBlocks {
             let _ = empty.send(Vec::with_capacity(GZ_BLOCK));
         }
         std::thread::spawn(move || {
-            let mut dec = flate2::read::MultiGzDecoder::new(&compressed[..]);
+            // The decoder reads through a slice it advances: its remaining length tells
+            // how much has been consumed.
+            let mut rest: &[u8] = &compressed[..];
+            let mut dec = flate2::read::MultiGzDecoder::new(&mut rest);
+            let mut reported = 0u64;
             while let Ok(mut block) = empty_rx.recv() {
                 block.resize(GZ_BLOCK, 0);
                 let mut n = 0;
@@ -144,6 +155,11 @@ impl GzBlocks {
                     }
                 };
                 block.truncate(n);
+                if let Some(p) = &progress {
+                    let consumed = compressed_len - dec.get_ref().len() as u64;
+                    p.fetch_add(consumed - reported, std::sync::atomic::Ordering::Relaxed);
+                    reported = consumed;
+                }
                 let last = n == 0 || result.is_err();
                 if n > 0 && full_tx.send(Ok(block)).is_err() {
                     return;

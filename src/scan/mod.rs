@@ -282,6 +282,16 @@ pub(crate) fn is_ndjson(b: &[u8], start: usize) -> bool {
 /// current rayon pool ([`split`]); the result is the same as a sequential scan. Errors when
 /// not one event could be read.
 pub fn scan(b: &[u8], start: usize, keep_in_file: bool) -> Result<ScannedTrace, ScanError> {
+    scan_with_progress(b, start, keep_in_file, None)
+}
+
+/// [`scan`], adding the bytes scanned to `progress` as ranges finish (progress bars).
+pub fn scan_with_progress(
+    b: &[u8],
+    start: usize,
+    keep_in_file: bool,
+    progress: Option<&std::sync::atomic::AtomicU64>,
+) -> Result<ScannedTrace, ScanError> {
     let new_collector = || {
         if keep_in_file {
             Collector::over_file(b)
@@ -289,7 +299,7 @@ pub fn scan(b: &[u8], start: usize, keep_in_file: bool) -> Result<ScannedTrace, 
             Collector::default()
         }
     };
-    let (c, walked) = split::scan_ranges(b, start, is_ndjson(b, start), new_collector);
+    let (c, walked) = split::scan_ranges(b, start, is_ndjson(b, start), new_collector, progress);
     finish_scan(c, walked, b, start)
 }
 

@@ -7,6 +7,8 @@
 //! wrong guess (a `},{` inside a string or in a nested array) is found that way and its
 //! range is walked again from the true position. Collectors are merged in file order.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use memchr::memchr;
 use rayon::prelude::*;
 
@@ -21,16 +23,50 @@ const RANGE_BYTES: usize = 16 << 20;
 
 /// Walks the whole array from `b[start]`, in parallel ranges when it is large and the pool
 /// has more than one thread. Returns the merged collector and the last range's end.
-pub fn scan_ranges<F>(b: &[u8], start: usize, ndjson: bool, new: F) -> (Collector, Walked)
+pub fn scan_ranges<F>(
+    b: &[u8],
+    start: usize,
+    ndjson: bool,
+    new: F,
+    progress: Option<&AtomicU64>,
+) -> (Collector, Walked)
 where
     F: Fn() -> Collector + Sync,
 {
+    let report = |bytes: usize| {
+        if let Some(p) = progress {
+            p.fetch_add(bytes as u64, Ordering::Relaxed);
+        }
+    };
     let len = b.len().saturating_sub(start);
     let threads = rayon::current_num_threads();
     if threads < 2 || len < 2 * RANGE_BYTES {
+        // One walk, in steps of a range so that progress can be reported.
         let mut c = new();
-        let w = walk(b, start, usize::MAX, ndjson, |ev| c.event(&ev));
-        return (c, w);
+        let mut total = Walked {
+            end: RangeEnd::Reached(start),
+            events: 0,
+            odd: 0,
+        };
+        let mut pos = start;
+        loop {
+            let w = walk(b, pos, pos.saturating_add(RANGE_BYTES), ndjson, |ev| {
+                c.event(&ev)
+            });
+            total.events += w.events;
+            total.odd += w.odd;
+            match w.end {
+                RangeEnd::Reached(p) => {
+                    report(p - pos);
+                    pos = p;
+                }
+                end => {
+                    report(b.len() - pos);
+                    total.end = end;
+                    return (c, total);
+                }
+            }
+        }
     }
     let n = len / RANGE_BYTES;
     let size = len / n;
@@ -51,7 +87,11 @@ where
     };
     let results: Vec<(Collector, Walked)> = (0..bounds.len())
         .into_par_iter()
-        .map(|k| walk_range(bounds[k], k))
+        .map(|k| {
+            let r = walk_range(bounds[k], k);
+            report(bounds.get(k + 1).copied().unwrap_or(b.len()) - bounds[k]);
+            r
+        })
         .collect();
 
     let mut merged: Option<Collector> = None;
