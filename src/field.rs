@@ -339,6 +339,26 @@ fn node_without_id(n: &BorrowedValue<'_>) -> Node {
     }
 }
 
+impl Parsed {
+    /// A CDP-style profile (clock from `startTime`, idle = `(idle)` nodes, no entries).
+    fn cdp(
+        nodes: Vec<Node>,
+        samples: Vec<(Timestamp, NodeId)>,
+        start: Timestamp,
+        diagnostics: Diagnostics,
+    ) -> Parsed {
+        Parsed {
+            idle: idle_nodes(&nodes),
+            nodes,
+            samples,
+            t0: start,
+            origin: start,
+            entries: TaskEntries::default(),
+            diagnostics,
+        }
+    }
+}
+
 fn idle_nodes(nodes: &[Node]) -> Vec<NodeId> {
     nodes
         .iter()
@@ -380,15 +400,7 @@ fn cpuprofile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
             (t, NodeId(int(id).unwrap_or(-1)))
         })
         .collect();
-    Ok(Parsed {
-        idle: idle_nodes(&nodes),
-        nodes,
-        samples,
-        t0: start,
-        origin: start,
-        entries: TaskEntries::default(),
-        diagnostics,
-    })
+    Ok(Parsed::cdp(nodes, samples, start, diagnostics))
 }
 
 fn legacy_profile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
@@ -486,15 +498,7 @@ fn legacy_profile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
         }
     };
     let start = start.or(samples.first().map(|s| s.0)).unwrap_or_default();
-    Ok(Parsed {
-        idle: idle_nodes(&nodes),
-        nodes,
-        samples,
-        t0: start,
-        origin: start,
-        entries: TaskEntries::default(),
-        diagnostics,
-    })
+    Ok(Parsed::cdp(nodes, samples, start, diagnostics))
 }
 
 fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {

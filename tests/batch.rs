@@ -2,6 +2,8 @@
 //! by hand on the m86 trace), --budget exit codes, `compare` on sets with a known answer.
 //! `BLESS=1 cargo test --test batch` rewrites tests/expected/batch/.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 
@@ -259,13 +261,7 @@ fn output_appears_only_when_complete() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("r.csv");
     let fifo = dir.path().join("in.json");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskchain"))
         .arg(&fifo)
         .args(["-q", "-o"])
@@ -297,13 +293,7 @@ fn interrupted_run_removes_its_temporary_files() {
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("r.csv");
     let fifo = dir.path().join("in.json");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskchain"))
         .arg(&fifo)
         .args(["-q", "-o"])

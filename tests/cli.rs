@@ -1,5 +1,7 @@
 //! The command line: exit codes, error lines, output files, formats.
 
+mod common;
+
 use assert_cmd::Command;
 use predicates::prelude::*;
 
@@ -222,13 +224,7 @@ fn output_through_links_and_fifos_keeps_the_file_and_its_mode() {
     );
     // A FIFO is written in place, not replaced.
     let fifo = dir.path().join("out.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     let reader = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
@@ -254,13 +250,7 @@ fn output_through_links_and_fifos_keeps_the_file_and_its_mode() {
 fn fifo_input_is_read_as_a_stream() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("in.fifo");
-    assert!(
-        std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success()
-    );
+    common::mkfifo(&fifo);
     let writer = {
         let fifo = fifo.clone();
         std::thread::spawn(move || std::fs::write(fifo, std::fs::read(M86).unwrap()).unwrap())

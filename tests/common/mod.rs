@@ -48,3 +48,14 @@ pub fn report(args: &[String], paths: &[PathBuf], format: Format, jobs: usize) -
     write_to(&mut out, format, &res.rows, &res.errors).unwrap();
     out
 }
+
+/// Makes a FIFO at `path` (Unix).
+pub fn mkfifo(path: &Path) {
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap()
+            .success()
+    );
+}
