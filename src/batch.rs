@@ -89,9 +89,9 @@ pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
     let path = inp.path();
     let name = inp.display_name();
     let (result, bytes) = match input::open(inp, s.progress.clone())? {
-        input::Source::Whole(data) => {
-            let n = data.bytes.len() as u64;
-            (analyze_bytes(&name, &data.bytes, s), n)
+        input::Source::Whole(bytes) => {
+            let n = bytes.len() as u64;
+            (analyze_bytes(&name, &bytes, s), n)
         }
         input::Source::Gzip(blocks) => {
             let n = blocks.compressed_len();

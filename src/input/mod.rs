@@ -1,9 +1,9 @@
 //! Input: a path (or `-` for standard input) → the bytes of one trace file.
 //!
-//! Plain files are memory-mapped read-only and never copied. Gzip is detected by its magic
-//! bytes `1f 8b` (not by the file name) and decoded with a multi-member decoder, since
-//! concatenated gzip members are one legal stream. [`envelope`] then says where the trace
-//! events start.
+//! Plain files are memory-mapped read-only and never copied; pipes and FIFOs are read
+//! whole. Gzip is detected by its magic bytes `1f 8b` (not by the file name) and streamed
+//! through a multi-member decoder on its own thread (concatenated members are one legal
+//! stream). [`envelope`] then says where the trace events start.
 
 pub mod envelope;
 pub mod paths;
@@ -11,7 +11,7 @@ pub mod paths;
 use std::fs::File;
 use std::io::Read;
 use std::ops::Deref;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::error::{Error, Result};
 
@@ -66,19 +66,10 @@ pub fn is_gzip(b: &[u8]) -> bool {
     b.starts_with(&[0x1f, 0x8b])
 }
 
-/// One input's bytes, and what went wrong in a gzip stream after some data was decoded.
-pub struct TraceData {
-    /// The whole (decompressed) content.
-    pub bytes: TraceBytes,
-    /// Set when the gzip stream breaks off or has junk after its end: the part decoded
-    /// before it is in `bytes`.
-    pub gzip_problem: Option<String>,
-}
-
 /// An input ready to scan: whole bytes, or a gzip stream decoded block by block.
 pub enum Source {
     /// The whole content (a mapped plain file, or standard input).
-    Whole(TraceData),
+    Whole(TraceBytes),
     /// A gzip stream, decoded on its own thread.
     Gzip(GzBlocks),
 }
@@ -94,10 +85,7 @@ pub fn open(
     if is_gzip(&raw) {
         Ok(Source::Gzip(GzBlocks::spawn(raw, progress)))
     } else {
-        Ok(Source::Whole(TraceData {
-            bytes: raw,
-            gzip_problem: None,
-        }))
+        Ok(Source::Whole(raw))
     }
 }
 
@@ -194,13 +182,6 @@ impl crate::scan::stream::BlockSource for GzBlocks {
     }
 }
 
-/// Reads one input. Errors: [`Error::Io`] when it cannot be opened or read,
-/// [`Error::Gzip`] when its gzip stream is broken before any data. Regular files are
-/// mapped; pipes, FIFOs and devices are read as a stream.
-pub fn read(input: &InputPath) -> Result<TraceData> {
-    decode_if_gzip(&input.path(), read_raw(input)?)
-}
-
 /// The bytes of an input as stored (mapped when it is a regular file).
 fn read_raw(input: &InputPath) -> Result<TraceBytes> {
     match input {
@@ -240,38 +221,26 @@ fn read_raw(input: &InputPath) -> Result<TraceBytes> {
     }
 }
 
-fn decode_if_gzip(path: &Path, bytes: TraceBytes) -> Result<TraceData> {
-    if !is_gzip(&bytes) {
-        return Ok(TraceData {
-            bytes,
-            gzip_problem: None,
-        });
-    }
-    let mut out = Vec::with_capacity(bytes.len().saturating_mul(8));
-    let problem = match flate2::read::MultiGzDecoder::new(&bytes[..]).read_to_end(&mut out) {
-        Ok(_) => None,
-        Err(source) if out.is_empty() => {
-            return Err(Error::Gzip {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-        // Cut off, or junk after the last member (`gzip -d` also keeps what it decoded).
-        Err(e) => Some(format!(
-            "gzip stream broken after {} decoded bytes ({e}); the decoded part was used",
-            out.len()
-        )),
-    };
-    Ok(TraceData {
-        bytes: TraceBytes::Owned(out),
-        gzip_problem: problem,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Write;
+
+    fn decoded(p: &std::path::Path) -> (Vec<u8>, bool) {
+        use crate::scan::stream::BlockSource;
+        let Source::Gzip(mut blocks) = open(&InputPath::File(p.to_path_buf()), None).unwrap()
+        else {
+            panic!("not detected as gzip")
+        };
+        let mut out = Vec::new();
+        loop {
+            match blocks.append_to(&mut out) {
+                Ok(true) => {}
+                Ok(false) => return (out, false),
+                Err(_) => return (out, true),
+            }
+        }
+    }
 
     #[test]
     fn multi_member_gzip_is_read_whole() {
@@ -284,23 +253,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("t.json"); // no .gz suffix: detected by magic bytes
         std::fs::write(&p, &all).unwrap();
-        let b = read(&InputPath::File(p.clone())).unwrap();
-        assert_eq!(&b.bytes[..], b"[{\"a\":1},{\"b\":2}]");
-        assert_eq!(b.gzip_problem, None);
-        // Cut off in the second member: the first member's bytes are kept.
+        assert_eq!(decoded(&p), (b"[{\"a\":1},{\"b\":2}]".to_vec(), false));
+        // Cut off in the second member: the first member's bytes come, then an error.
         std::fs::write(&p, &all[..all.len() - 10]).unwrap();
-        let b = read(&InputPath::File(p)).unwrap();
-        assert!(b.bytes.starts_with(b"[{\"a\":1},"));
-        assert!(
-            b.gzip_problem
-                .unwrap()
-                .starts_with("gzip stream broken after")
-        );
+        let (bytes, broken) = decoded(&p);
+        assert!(bytes.starts_with(b"[{\"a\":1},"));
+        assert!(broken);
     }
 
     #[test]
     fn missing_file_is_io_error_naming_it() {
-        let e = read(&InputPath::File("/nonexistent/x.json".into()))
+        let e = open(&InputPath::File("/nonexistent/x.json".into()), None)
             .err()
             .unwrap();
         assert!(
