@@ -43,7 +43,8 @@ pub struct Cli {
     /// Compare two sets of traces of one scenario.
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Trace files (.json, .json.gz, quoted globs) or folders searched for them; `-` reads
+    /// Trace files (.json, .json.gz), field profiles (.cpuprofile, JS Self-Profiling bundles),
+    /// quoted globs, or folders searched for them; `-` reads
     /// standard input.
     #[arg(value_name = "PATH")]
     pub paths: Vec<PathBuf>,
