@@ -97,13 +97,22 @@ impl<'p> Weighted<'p> {
         // Per stack: (count, first position, time), indexed densely by stack.
         let mut groups: Vec<(usize, usize, TimeDelta)> =
             vec![(0, usize::MAX, TimeDelta::ZERO); self.profile.stacks.len()];
-        for k in 0..self.len() {
-            let g = &mut groups[self.stack(k).index()];
-            if g.0 == 0 {
-                g.1 = k;
+        // Run by run of equal stacks (samples mostly repeat their neighbour's stack), so
+        // the counters are written once per run, not read back after every sample.
+        let mut k = 0;
+        while k < self.len() {
+            let (stack, first) = (self.stack(k), k);
+            let mut time = TimeDelta::ZERO;
+            while k < self.len() && self.stack(k) == stack {
+                time = time + self.weights[k];
+                k += 1;
             }
-            g.0 += 1;
-            g.2 = g.2 + self.weights[k];
+            let g = &mut groups[stack.index()];
+            if g.0 == 0 {
+                g.1 = first;
+            }
+            g.0 += k - first;
+            g.2 = g.2 + time;
         }
         let (stack, &(samples, _, time)) = groups
             .iter()

@@ -189,10 +189,11 @@ impl Placement {
             }
         }
         if !sorted {
-            let mut order: Vec<u32> = (0..ts.len() as u32).collect();
-            order.sort_by_key(|&k| ts[k as usize]); // stable: runs are found and merged
-            ts = order.iter().map(|&k| ts[k as usize]).collect();
-            stack = order.iter().map(|&k| stack[k as usize]).collect();
+            // Pairs sorted in place (no gathers through an index): the sort is stable and
+            // finds the long sorted runs that a few negative deltas leave.
+            let mut rows: Vec<(Timestamp, StackIndex)> = ts.into_iter().zip(stack).collect();
+            rows.sort_by_key(|r| r.0);
+            (ts, stack) = rows.into_iter().unzip();
         }
         out.reordered.sort_unstable();
         out.table = SampleTable { ts, stack };
