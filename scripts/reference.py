@@ -252,6 +252,9 @@ def compare(binary, paths):
 
 
 if __name__ == "__main__":
+    if not sys.argv[1:] or sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0 if sys.argv[1:] else 2)
     if sys.argv[1:2] == ["--compare"]:
         sys.exit(compare(sys.argv[2], sys.argv[3:]))
     for path in sys.argv[1:]:

@@ -56,7 +56,8 @@ pub struct BatchSummary {
     pub breaches: usize,
 }
 
-fn plural(n: usize, one: &str, many: &str) -> String {
+/// `n` and the noun for it: `1 file`, `2 files`.
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
@@ -313,12 +314,12 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     let inputs = input::paths::inputs(&cfg.paths, cfg.files_from.as_deref(), cfg.shard)?;
     check_outputs(
         &[
-            ("-o", &cfg.output),
-            ("--summary", &o.summary),
-            ("--aggregate", &o.aggregate),
-            ("--folded", &o.folded),
-            ("--flamegraph", &o.flamegraph),
-            ("--markdown", &o.markdown),
+            ("-o", Some(cfg.output.as_deref().unwrap_or(Path::new("-")))),
+            ("--summary", o.summary.as_deref()),
+            ("--aggregate", o.aggregate.as_deref()),
+            ("--folded", o.folded.as_deref()),
+            ("--flamegraph", o.flamegraph.as_deref()),
+            ("--markdown", o.markdown.as_deref()),
         ],
         &inputs,
     )?;
@@ -598,7 +599,7 @@ impl<'a> ReportWriter<'a> {
 }
 
 /// An output file.
-enum OutFile {
+pub(crate) enum OutFile {
     Stdout,
     /// A FIFO, a device or another non-regular file: written in place.
     Direct(File),
@@ -608,7 +609,8 @@ enum OutFile {
 }
 
 impl OutFile {
-    fn open(path: Option<&Path>) -> anyhow::Result<OutFile> {
+    /// Opens `path` (`None` or `-`: standard output).
+    pub(crate) fn open(path: Option<&Path>) -> anyhow::Result<OutFile> {
         let Some(p) = path.filter(|p| p.as_os_str() != "-") else {
             return Ok(OutFile::Stdout);
         };
@@ -653,7 +655,8 @@ impl OutFile {
         }
     }
 
-    fn writer(&mut self) -> Box<dyn Write + '_> {
+    /// Where to write.
+    pub(crate) fn writer(&mut self) -> Box<dyn Write + '_> {
         match self {
             OutFile::Stdout => Box::new(std::io::stdout().lock()),
             OutFile::Direct(f) => Box::new(f),
@@ -661,7 +664,8 @@ impl OutFile {
         }
     }
 
-    fn commit(self) -> anyhow::Result<()> {
+    /// Puts a complete output in place.
+    pub(crate) fn commit(self) -> anyhow::Result<()> {
         match self {
             OutFile::Stdout | OutFile::Direct(..) => Ok(()),
             OutFile::Atomic(tmp, p) => {
@@ -706,20 +710,28 @@ fn is_stdout(p: &Path) -> bool {
         )
 }
 
-/// Refuses outputs that would overwrite an input or each other.
-fn check_outputs(
-    outputs: &[(&str, &Option<PathBuf>)],
+/// Refuses outputs that would overwrite an input or each other, and two outputs on
+/// standard output (they would be mixed in one stream). `outputs` are (flag, path) with
+/// `None` for an output not asked for; the main report, written to standard output when
+/// `-o` is not given, is passed as `-` then.
+pub(crate) fn check_outputs(
+    outputs: &[(&str, Option<&Path>)],
     inputs: &[std::result::Result<InputPath, Error>],
 ) -> anyhow::Result<()> {
     let canon = |p: &Path| std::fs::canonicalize(p).ok();
     let mut seen: Vec<(PathBuf, &str)> = Vec::new();
-    for (flag, path) in outputs {
-        let Some(p) = path
-            .as_deref()
-            .filter(|p| p.as_os_str() != "-" && !is_stdout(p))
-        else {
+    let mut on_stdout: Option<&str> = None;
+    for &(flag, path) in outputs {
+        let Some(p) = path else { continue };
+        if p.as_os_str() == "-" || is_stdout(p) {
+            if let Some(other) = on_stdout {
+                anyhow::bail!(
+                    "{other} and {flag} would both write to standard output; give one of them a file"
+                );
+            }
+            on_stdout = Some(flag);
             continue;
-        };
+        }
         let Some(c) = canon(p).filter(|c| std::fs::metadata(c).is_ok_and(|m| m.is_file())) else {
             // Not there yet: compare the names as given.
             if let Some((_, other)) = seen.iter().find(|(q, _)| q == p) {

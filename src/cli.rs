@@ -37,7 +37,8 @@ or a file could not be read (the other files' rows are still written).";
     about,
     after_help = EXAMPLES,
     allow_negative_numbers = true,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    group = clap::ArgGroup::new("stack_outputs").multiple(true)
 )]
 pub struct Cli {
     /// Compare two sets of traces of one scenario.
@@ -68,17 +69,17 @@ pub struct Cli {
     #[arg(long, value_name = "FILE")]
     pub aggregate: Option<PathBuf>,
     /// What --aggregate groups by.
-    #[arg(long, value_enum, value_name = "KEY", default_value_t = AggregateBy::Chain)]
+    #[arg(long, value_enum, value_name = "KEY", default_value_t = AggregateBy::Chain, requires = "aggregate")]
     pub aggregate_by: AggregateBy,
     /// Write the samples inside long tasks as collapsed stacks (`a;b;c N`), for inferno,
     /// speedscope or flamegraph.pl.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", group = "stack_outputs")]
     pub folded: Option<PathBuf>,
     /// What the numbers of --folded and --flamegraph count.
-    #[arg(long, value_enum, value_name = "UNIT", default_value_t = FoldedWeight::Samples)]
+    #[arg(long, value_enum, value_name = "UNIT", default_value_t = FoldedWeight::Samples, requires = "stack_outputs")]
     pub folded_weight: FoldedWeight,
     /// Render the samples inside long tasks as a flame graph (SVG).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", group = "stack_outputs")]
     pub flamegraph: Option<PathBuf>,
     /// Write a short Markdown report (for $GITHUB_STEP_SUMMARY or a pull-request comment).
     #[arg(long, value_name = "FILE")]

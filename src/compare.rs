@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
+use std::path::Path;
 
 use crate::FileReport;
 use crate::report::{chain_text, millis_text};
@@ -296,7 +297,23 @@ pub struct CompareOutcome {
 /// Runs `taskchain compare`: analyses both sets, writes the CSV (and Markdown), prints the
 /// regressions on stderr.
 pub fn run(cfg: &crate::cli::CompareConfig) -> anyhow::Result<CompareOutcome> {
-    use anyhow::Context;
+    use crate::batch::{OutFile, check_outputs, plural};
+    let mut inputs = crate::input::paths::inputs(&cfg.base, None, None)?;
+    inputs.extend(crate::input::paths::inputs(&cfg.candidate, None, None)?);
+    check_outputs(
+        &[
+            ("-o", Some(cfg.output.as_deref().unwrap_or(Path::new("-")))),
+            ("--markdown", cfg.markdown.as_deref()),
+        ],
+        &inputs,
+    )?;
+    let (mut csv_file, mut md_file) = (
+        OutFile::open(cfg.output.as_deref())?,
+        cfg.markdown
+            .as_deref()
+            .map(|p| OutFile::open(Some(p)))
+            .transpose()?,
+    );
     let base = crate::batch::analyze_all(&cfg.base, &cfg.analysis, cfg.jobs, cfg.quiet)?;
     let cand = crate::batch::analyze_all(&cfg.candidate, &cfg.analysis, cfg.jobs, cfg.quiet)?;
     let changes = compare(
@@ -317,28 +334,16 @@ pub fn run(cfg: &crate::cli::CompareConfig) -> anyhow::Result<CompareOutcome> {
             .filter(|c| c.verdict == Verdict::Regression)
             .count(),
     };
-    let write_csv_to = |p: Option<&std::path::Path>| -> anyhow::Result<()> {
-        match p.filter(|p| p.as_os_str() != "-") {
-            None => {
-                write_csv(&changes, std::io::stdout().lock()).context("cannot write the comparison")
-            }
-            Some(p) => {
-                let mut buf = Vec::new();
-                write_csv(&changes, &mut buf)?;
-                write_atomically(p, &buf)
-            }
-        }
-    };
-    write_csv_to(cfg.output.as_deref())?;
-    if let Some(p) = &cfg.markdown {
-        let mut buf = Vec::new();
-        write_markdown(&changes, &failed, &mut buf)?;
-        write_atomically(p, &buf)?;
+    write_csv(&changes, csv_file.writer())?;
+    csv_file.commit()?;
+    if let Some(mut f) = md_file.take() {
+        write_markdown(&changes, &failed, &mut f.writer())?;
+        f.commit()?;
     }
     if !cfg.quiet {
         for c in changes.iter().filter(|c| c.verdict == Verdict::Regression) {
             eprintln!(
-                "taskchain: regression: {}: {} ms → {} ms ({}%, p = {:.4})",
+                "taskchain: regression: {}: {} ms → {} ms ({}, p = {:.4})",
                 c.chain
                     .as_deref()
                     .map_or("overall long-task time", |ch| if ch.is_empty() {
@@ -348,35 +353,19 @@ pub fn run(cfg: &crate::cli::CompareConfig) -> anyhow::Result<CompareOutcome> {
                     }),
                 ms3(c.base_ms),
                 ms3(c.candidate_ms),
-                pct(c.change_pct),
+                pct_text(c.change_pct),
                 c.p_value
             );
         }
         eprintln!(
-            "taskchain: compared {} baseline and {} candidate traces: {} regressions, {} failed",
-            base.reports.len(),
-            cand.reports.len(),
-            out.regressions,
+            "taskchain: compared {} and {}: {}, {} failed",
+            plural(base.reports.len(), "baseline trace", "baseline traces"),
+            plural(cand.reports.len(), "candidate trace", "candidate traces"),
+            plural(out.regressions, "regression", "regressions"),
             out.failed
         );
     }
     Ok(out)
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder, renamed at the end.
-fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.write_all(bytes)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error))?;
-    Ok(())
 }
 
 /// The CSV columns of the comparison.
@@ -404,6 +393,15 @@ fn pct(x: f64) -> String {
         "new".into()
     } else {
         format!("{x:.1}")
+    }
+}
+
+/// [`pct`] with its unit, for text: `12.5%`, or `new`.
+fn pct_text(x: f64) -> String {
+    if x.is_infinite() {
+        "new".into()
+    } else {
+        format!("{x:.1}%")
     }
 }
 
@@ -456,11 +454,11 @@ pub fn write_markdown(
         };
         writeln!(
             out,
-            "| {scope} | {} | {} | {} | {}% | {:.2} | {:.2} | {:.4} | {} |",
+            "| {scope} | {} | {} | {} | {} | {:.2} | {:.2} | {:.4} | {} |",
             cell(&c.leaf),
             ms3(c.base_ms),
             ms3(c.candidate_ms),
-            pct(c.change_pct),
+            pct_text(c.change_pct),
             c.base_tasks,
             c.candidate_tasks,
             c.p_value,
@@ -479,19 +477,69 @@ pub fn write_markdown(
     Ok(())
 }
 
-/// Keeps the end of a long chain (the leaf side matters most).
+/// Shortens a chain text (`frame > frame > …`, see [`chain_text`]) to about `max`
+/// characters for a table cell: keeps the first frame (where the task entered JavaScript)
+/// and the frames at the end (the leaf side) that fit, and says how many frames are left
+/// out between them, so chains that differ at either end or in depth stay distinct.
 pub fn shorten(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    if n <= max {
-        s.to_string()
-    } else {
-        format!("…{}", s.chars().skip(n - max + 1).collect::<String>())
+    let chars = |t: &str| t.chars().count();
+    if chars(s) <= max {
+        return s.to_string();
     }
+    let frames: Vec<&str> = s.split(" > ").collect();
+    let first = frames[0];
+    // Frames from the leaf back while they fit beside the first one and the marker.
+    let mut room = max.saturating_sub(chars(first) + 12);
+    let mut kept = 0;
+    for f in frames[1..].iter().rev() {
+        let need = chars(f) + if kept == 0 { 0 } else { 3 };
+        if need > room {
+            break;
+        }
+        room -= need;
+        kept += 1;
+    }
+    if kept == 0 || frames.len() < 3 {
+        // One frame is too long for the cell: its end, as it is.
+        let n = chars(s);
+        return format!("…{}", s.chars().skip(n + 1 - max).collect::<String>());
+    }
+    let hidden = frames.len() - 1 - kept;
+    let tail = frames[frames.len() - kept..].join(" > ");
+    if hidden == 0 {
+        return format!("{first} > {tail}");
+    }
+    format!("{first} > …{hidden}… > {tail}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shortened_chains_keep_both_ends_and_the_depth() {
+        let chain = |depth: usize| {
+            let mut f = vec!["(anonymous) (http://h/a.js:1:1)"];
+            f.extend(std::iter::repeat_n("foo (http://h/a.js:3:9)", depth));
+            f.push("count (http://h/a.js:8:2)");
+            f.join(" > ")
+        };
+        // 1 + 4 + 1 frames, 40 characters kept: the first frame (31), the marker, the leaf.
+        let short = chain(4);
+        assert_eq!(shorten(&short, 500), short);
+        assert_eq!(
+            shorten(&short, 70),
+            "(anonymous) (http://h/a.js:1:1) > …4… > count (http://h/a.js:8:2)"
+        );
+        // Room for the leaf and one `foo`: 31 + 12 + 25 + 3 + 23 = 94.
+        assert_eq!(
+            shorten(&chain(11), 94),
+            "(anonymous) (http://h/a.js:1:1) > …10… > foo (http://h/a.js:3:9) > count (http://h/a.js:8:2)"
+        );
+        assert_ne!(shorten(&chain(4), 70), shorten(&chain(11), 70));
+        // A single frame longer than the cell keeps its end.
+        assert_eq!(shorten("abcdefghij", 5), "…ghij");
+    }
 
     #[test]
     fn exact_p_values_match_tables() {

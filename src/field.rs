@@ -76,6 +76,12 @@ pub fn format_of(keys: &[String]) -> Result<Option<FieldFormat>, String> {
     if has("snapshot") && has("nodes") {
         return Err("a heap snapshot, not a CPU profile or trace".into());
     }
+    if has("nodes") && has("samples") {
+        return Err(
+            "a CPU profile (nodes + samples) without \"timeDeltas\": its sample times are unknown"
+                .into(),
+        );
+    }
     Ok(None)
 }
 
@@ -622,6 +628,16 @@ pub fn analyze(
         } else {
             (busy_spans(&p.samples, &p.idle, interval), "busy_span")
         };
+    if let (Some(first), Some(last)) = (times.first(), times.last()) {
+        let outside = spans
+            .iter()
+            .filter(|&&(ts, dur)| ts + dur < *first || ts > *last)
+            .count();
+        diagnostics.add(
+            "long-task entries outside the profile's samples (entry times are ms on the profile's clock)",
+            outside as u64,
+        );
+    }
     let top_level: Vec<TopLevelTask> = spans
         .iter()
         .map(|&(ts, dur)| TopLevelTask {

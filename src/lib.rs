@@ -190,11 +190,30 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         Envelope::Events { start, .. } => start,
         Envelope::OtherObject { keys } => return analyze_other(file, bytes, &keys, s),
     };
+    let first = scan::json::skip_ws(bytes, start);
+    if !matches!(bytes.get(first), Some(b'{' | b']') | None) {
+        return Err(AnalyzeError::OtherJson(format!(
+            "a JSON array whose first element (byte {first}) is not an object; trace events are objects"
+        )));
+    }
     let timer = Timer::start(file);
     let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
         .map_err(AnalyzeError::from)?;
     timer.lap("scan");
+    no_trace_events(&trace)?;
     Ok(analyze_scanned(file, trace, Some(bytes), s, &timer))
+}
+
+/// Refuses an array none of whose objects is a trace event (none has a `ph`): a
+/// Lighthouse `devtoolslog.json` (DevTools protocol messages) or other JSON.
+fn no_trace_events(trace: &scan::ScannedTrace) -> Result<(), AnalyzeError> {
+    if trace.events > 0 && trace.diagnostics.count(scan::NO_PHASE) == trace.events {
+        return Err(AnalyzeError::OtherJson(format!(
+            "a JSON array of {} objects, none a trace event (no \"ph\"; a DevTools protocol log?)",
+            trace.events
+        )));
+    }
+    Ok(())
 }
 
 /// Analyses one trace arriving in blocks (a gzip stream). A stream error after some data
@@ -211,6 +230,11 @@ pub fn analyze_stream(
         Ok(r) => r,
         Err(StreamError::Envelope(e)) => return Err(e.into()),
         Err(StreamError::Scan(e)) => return Err(e.into()),
+        Err(StreamError::Broken(e)) => {
+            return Err(AnalyzeError::NotATrace(format!(
+                "gzip stream broken before any trace data ({e})"
+            )));
+        }
         Err(StreamError::OtherObject(keys, mut whole)) => {
             // Field data (a .cpuprofile.gz): small enough to read whole.
             while source.append_to(&mut whole).unwrap_or(false) {}
@@ -218,6 +242,7 @@ pub fn analyze_stream(
         }
     };
     timer.lap("scan");
+    no_trace_events(&trace)?;
     let mut rep = analyze_scanned(file, trace, None, s, &timer);
     if let Some(e) = stream_error {
         rep.diagnostics.note(format!(
@@ -248,6 +273,11 @@ fn analyze_scanned(
     timer: &Timer<'_>,
 ) -> FileReport {
     let mut diagnostics = std::mem::take(&mut trace.diagnostics);
+    if s.tasks.is_some() {
+        diagnostics.note(
+            "--tasks is for field profiles; a Chrome trace has its own tasks (ignored)".into(),
+        );
+    }
     let trace_end = trace.last_ts.unwrap_or_default();
     let threads = tasks::threads_in_scope(&trace, s.scope);
     let top = tasks::top_level_tasks(&trace.task_marks, &threads, trace_end, &mut diagnostics);

@@ -252,6 +252,40 @@ fn compare_finds_an_added_long_task_and_not_noise() {
         .stderr(predicate::str::contains(
             "options of compare go before `--`",
         ));
+    // Outputs that name an input trace are refused and the trace is left as it was.
+    let before = std::fs::read(&worse[0]).unwrap();
+    for flag in ["-o", "--markdown"] {
+        taskchain()
+            .args(["compare", flag])
+            .arg(&worse[0])
+            .args(&base)
+            .arg("--")
+            .args(&worse)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("would overwrite an input trace"));
+        assert_eq!(std::fs::read(&worse[0]).unwrap(), before);
+    }
+    // `--markdown -` is standard output (with the CSV in a file), not a file named `-`.
+    let out = taskchain()
+        .current_dir(dir.path())
+        .args(["compare", "-o", "c.csv", "--markdown", "-"])
+        .args(&base)
+        .arg("--")
+        .args(&worse)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .starts_with("## taskchain: candidate vs baseline")
+    );
+    assert!(!dir.path().join("-").exists());
+    assert!(
+        std::fs::read_to_string(dir.path().join("c.csv"))
+            .unwrap()
+            .starts_with("scope,chain,")
+    );
 }
 
 #[test]

@@ -149,11 +149,63 @@ fn folder_search_skips_non_traces_without_failing() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(M86, dir.path().join("trace.json.gz")).unwrap();
     std::fs::write(dir.path().join("package.json"), br#"{"name":"x"}"#).unwrap();
+    // A Lighthouse devtoolslog: DevTools protocol messages, no trace event among them.
+    let log = dir.path().join("defaultPass.devtoolslog.json");
+    std::fs::write(
+        &log,
+        br#"[{"method":"Network.requestWillBeSent","params":{"requestId":"1"}},{"method":"Page.frameNavigated","params":{}}]"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("numbers.json"), b"[1,2,3]").unwrap();
+    for search in [
+        dir.path().to_path_buf(),
+        dir.path().join("*.json*"), // a quoted glob finds as a folder search does
+    ] {
+        taskchain().arg(&search).assert().success().stderr(
+            predicate::str::contains("skipped: ").and(predicate::str::contains("3 skipped")),
+        );
+    }
+    // Named on the command line, each is an error with its reason.
     taskchain()
-        .arg(dir.path())
+        .arg(&log)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "not a trace: a JSON array of 2 objects, none a trace event",
+        ));
+    taskchain()
+        .arg(dir.path().join("numbers.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "not a trace: a JSON array whose first element (byte 1) is not an object",
+        ));
+    // Gzip magic and then no deflate data: the gzip error, not "empty".
+    let gz = dir.path().join("garbage.json.gz");
+    std::fs::write(&gz, b"\x1f\x8b\x08\x00garbage-garbage").unwrap();
+    taskchain()
+        .arg(&gz)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "not a trace: gzip stream broken before any trace data",
+        ));
+}
+
+#[test]
+fn two_outputs_on_standard_output_are_refused() {
+    taskchain()
+        .args([M86, "--markdown", "-"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "-o and --markdown would both write to standard output",
+        ));
+    taskchain()
+        .args([M86, "-o", "/dev/null", "--markdown", "-", "-q"])
         .assert()
         .success()
-        .stderr(predicate::str::contains("skipped: ").and(predicate::str::contains("1 skipped")));
+        .stdout(predicate::str::starts_with("## taskchain"));
 }
 
 #[test]

@@ -30,11 +30,20 @@ pub fn is_trace_name(p: &Path) -> bool {
 /// Folder searches follow symbolic links but never enter a folder twice (no loops), and
 /// take only regular files (no FIFOs, sockets or devices, which could block).
 pub fn expand(args: &[PathBuf]) -> Vec<Result<InputPath>> {
+    expand_marked(args.iter().map(|a| (a.clone(), false)))
+}
+
+/// [`expand`] of paths marked `true` when a glob found them: such a file is taken as a
+/// folder search takes it ([`InputPath::Found`]), not as one named on the command line.
+fn expand_marked(args: impl Iterator<Item = (PathBuf, bool)>) -> Vec<Result<InputPath>> {
     let mut found = Vec::new();
     let mut errors = Vec::new();
     let mut seen_dirs = HashSet::new();
-    for a in args {
-        if a.as_os_str() == "-" {
+    for (a, globbed) in args {
+        let a = &a;
+        if globbed && !a.is_dir() {
+            found.push(InputPath::Found(a.clone()));
+        } else if a.as_os_str() == "-" {
             found.push(InputPath::Stdin);
         } else if a.is_dir() {
             let before = found.len();
@@ -80,7 +89,7 @@ pub fn inputs(
     shard: Option<(usize, usize)>,
 ) -> anyhow::Result<Vec<Result<InputPath>>> {
     use anyhow::Context;
-    let mut args: Vec<PathBuf> = Vec::new();
+    let mut args: Vec<(PathBuf, bool)> = Vec::new();
     let mut unmatched = Vec::new();
     let listed = match files_from {
         None => String::new(),
@@ -98,7 +107,7 @@ pub fn inputs(
         let text = p.to_string_lossy();
         let is_glob = text.contains(['*', '?', '[']) && !p.exists();
         if !is_glob {
-            args.push(p);
+            args.push((p, false));
             continue;
         }
         // Like a folder search: trace-named regular files, and folders searched.
@@ -110,15 +119,16 @@ pub fn inputs(
         if matches.is_empty() {
             unmatched.push(Error::NoMatch { pattern: p.clone() });
         }
-        args.extend(matches);
+        args.extend(matches.into_iter().map(|m| (m, true)));
     }
-    if files_from.is_some_and(|f| f.as_os_str() == "-") && args.iter().any(|a| a.as_os_str() == "-")
+    if files_from.is_some_and(|f| f.as_os_str() == "-")
+        && args.iter().any(|(a, _)| a.as_os_str() == "-")
     {
         anyhow::bail!(
             "standard input cannot be both the list of files (--files-from -) and a trace (-)"
         );
     }
-    let mut all = expand(&args);
+    let mut all = expand_marked(args.into_iter());
     all.extend(unmatched.into_iter().map(Err));
     if let Some((i, n)) = shard {
         all = all
@@ -257,5 +267,10 @@ mod tests {
         std::fs::write(d.path().join("notes.md"), b"x").unwrap();
         let star = names_of(inputs(&[d.path().join("*")], None, None).unwrap());
         assert!(!star.iter().any(|n| n == "notes.md" || n == "list.txt"));
+        // What a glob finds is skipped, not failed, when it is not a trace (as in a folder).
+        let found = inputs(std::slice::from_ref(&glob), None, None).unwrap();
+        assert!(found.iter().all(|r| matches!(r, Ok(InputPath::Found(_)))));
+        let named = inputs(&[d.path().join("t0.json")], None, None).unwrap();
+        assert!(matches!(&named[..], [Ok(InputPath::File(_))]));
     }
 }

@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use super::millis_text;
+use crate::batch::plural;
 use crate::compare::shorten;
 use crate::time::TimeDelta;
 
@@ -53,8 +54,10 @@ impl MarkdownReport {
         writeln!(out, "## taskchain\n")?;
         writeln!(
             out,
-            "{} files, {} long tasks, {} attributed with confidence.\n",
-            self.files, self.long_tasks, self.attributed
+            "{}, {}, {} attributed with confidence.\n",
+            plural(self.files, "file", "files"),
+            plural(self.long_tasks, "long task", "long tasks"),
+            self.attributed
         )?;
         if !self.breaches.is_empty() {
             writeln!(out, "### Budget breaches\n")?;

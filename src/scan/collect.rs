@@ -12,6 +12,9 @@ use super::records::*;
 use super::{ScannedTrace, chunk, is_task_name};
 use crate::time::{TimeDelta, Timestamp};
 
+/// The diagnostics kind of events without a `ph` (not trace events).
+pub const NO_PHASE: &str = "events without a \"ph\"";
+
 /// Combines two optional values with `f` (either alone when the other is missing).
 fn combine<T: Copy>(a: Option<T>, b: Option<T>, f: impl Fn(T, T) -> T) -> Option<T> {
     match (a, b) {
@@ -80,7 +83,7 @@ impl Collector {
                 return;
             }
             Phase::Missing => {
-                self.t.diagnostics.add("events without a \"ph\"", 1);
+                self.t.diagnostics.add(NO_PHASE, 1);
                 return;
             }
             Phase::Complete | Phase::Begin | Phase::End => {

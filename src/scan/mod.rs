@@ -18,7 +18,7 @@ pub mod stream;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-pub use collect::Collector;
+pub use collect::{Collector, NO_PHASE};
 use event::TraceEvent;
 use json::{LexError, skip_value, skip_ws};
 use records::*;
@@ -58,6 +58,10 @@ impl Diagnostics {
     /// Adds a one-off note with details (a gzip error and its position).
     pub fn note(&mut self, text: String) {
         self.notes.push(text);
+    }
+    /// The count of `kind` (0 when none was added).
+    pub fn count(&self, kind: &str) -> u64 {
+        self.counts.get(kind).copied().unwrap_or(0)
     }
     /// The notes, in the order added.
     pub fn notes(&self) -> &[String] {

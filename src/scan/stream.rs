@@ -17,6 +17,8 @@ pub enum StreamError {
     OtherObject(Vec<String>, Vec<u8>),
     /// The events could not be read.
     Scan(ScanError),
+    /// The stream broke (a gzip error) before the envelope was known.
+    Broken(std::io::Error),
 }
 
 /// Where a stream's bytes come from.
@@ -67,7 +69,12 @@ pub fn scan_blocks(
                     more = next(&mut buf, &mut stream_error);
                 }
             }
-            Err(e) => return Err(StreamError::Envelope(e)),
+            Err(e) => {
+                return Err(match stream_error {
+                    Some(io) => StreamError::Broken(io),
+                    None => StreamError::Envelope(e),
+                });
+            }
         }
     };
     let mut c = Collector::default();
