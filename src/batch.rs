@@ -412,7 +412,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                     s.failed += 1;
                     report.error(&e)?;
                     if let Some(w) = &mut summary {
-                        w.failed(&e.file, "error", &e.error)?;
+                        w.failed(&e.file, "error", e.reason())?;
                     }
                     if let Some(m) = &mut md {
                         m.failed.push(e.error);
@@ -421,7 +421,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                 FileOutcome::Skipped(e) => {
                     s.skipped += 1;
                     if let Some(w) = &mut summary {
-                        w.failed(&e.file, "skipped", &e.error)?;
+                        w.failed(&e.file, "skipped", e.reason())?;
                     }
                 }
             }

@@ -110,7 +110,11 @@ fn json_and_ndjson_list_failed_files() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 6);
-    assert!(lines[5]["error"].as_str().unwrap().contains("not a trace"));
+    // The reason alone: the file is in its own key.
+    assert_eq!(
+        lines[5]["error"],
+        "not a trace: not JSON trace data: starts with byte 0x00 at offset 0 (want a JSON array or {\"traceEvents\": ...})"
+    );
 }
 
 #[test]

@@ -163,13 +163,34 @@ pub fn chain_text(chain: &[ChainFrame]) -> String {
     chain.iter().map(frame_text).collect::<Vec<_>>().join(" > ")
 }
 
-/// A failed file as reports list it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+/// A failed file as reports list it. JSON: `{"file", "error"}` with the reason alone
+/// (the message without the file name it starts with).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileError {
     /// The input.
     pub file: String,
-    /// The whole message.
+    /// The whole message, as stderr shows it (`file: reason`).
     pub error: String,
+}
+
+impl FileError {
+    /// The message without the leading `file: `.
+    pub fn reason(&self) -> &str {
+        self.error
+            .strip_prefix(self.file.as_str())
+            .and_then(|r| r.strip_prefix(": "))
+            .unwrap_or(&self.error)
+    }
+}
+
+impl serde::Serialize for FileError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("FileError", 2)?;
+        st.serialize_field("file", &self.file)?;
+        st.serialize_field("error", self.reason())?;
+        st.end()
+    }
 }
 
 #[cfg(test)]
