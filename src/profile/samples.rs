@@ -66,18 +66,40 @@ pub struct WindowSamples {
     pub unreadable: u64,
 }
 
+/// Chunks with more samples than this are decoded once, sorted, and kept for every window
+/// that meets them: a `.cpuprofile` is one chunk holding the whole profile, and decoding it
+/// again for each of thousands of tasks would cost time quadratic in its size. Chrome's
+/// `ProfileChunk`s hold about 100 samples and are read per window, never kept.
+const KEEP_DECODED: u32 = 4096;
+
+/// A large chunk decoded once: its known samples sorted by time (ties in profile order),
+/// the times of its samples that came with a negative delta (sorted), and the number of
+/// samples naming no node.
+#[derive(Debug)]
+struct Decoded {
+    ts: Vec<Timestamp>,
+    stack: Vec<StackIndex>,
+    reordered: Vec<Timestamp>,
+    unknown: u64,
+}
+
 /// All chunks of a profile with samples, placed: `chunks[i]` (moved here, not copied)
 /// starts at `base[i]`.
 #[derive(Debug, Default)]
 pub struct Placement {
     chunks: Vec<ProfileChunk>,
     base: Vec<Timestamp>,
-    /// Chunk indices sorted by earliest sample time.
+    /// Indices of the chunks no wider than `widest`, sorted by earliest sample time.
     by_lo: Vec<u32>,
-    /// Longest span of a chunk.
+    /// Longest span of the chunks in `by_lo`.
     widest: TimeDelta,
+    /// Chunks much wider than most (checked one by one for every window), so that one
+    /// wide chunk does not make every window look at every chunk.
+    wide: Vec<u32>,
     /// Number of samples of all chunks.
     count: u64,
+    /// Large chunks once decoded (`None` inside: unreadable), by chunk index.
+    decoded: Vec<std::sync::OnceLock<Option<Decoded>>>,
 }
 
 impl Placement {
@@ -97,19 +119,31 @@ impl Placement {
         });
         chunks.shrink_to_fit();
         let mut p = Placement {
+            decoded: (0..chunks.len()).map(|_| Default::default()).collect(),
             chunks,
             base,
             by_lo: Vec::new(),
             widest: TimeDelta::ZERO,
+            wide: Vec::new(),
             count: n,
         };
-        let mut by_lo: Vec<u32> = (0..p.chunks.len() as u32).collect();
+        let span = |i: usize| p.hi(i).since(p.lo(i));
+        // Wide: over 16 times the median span and over 1 ms.
+        let mut spans: Vec<TimeDelta> = (0..p.chunks.len()).map(span).collect();
+        spans.sort_unstable();
+        let median = spans.get(spans.len() / 2).copied().unwrap_or_default();
+        let limit = TimeDelta::from_nanos(median.as_nanos().saturating_mul(16))
+            .max(TimeDelta::from_micros(1000));
+        let (wide, mut by_lo): (Vec<u32>, Vec<u32>) =
+            (0..p.chunks.len() as u32).partition(|&i| span(i as usize) > limit);
         by_lo.sort_unstable_by_key(|&i| (p.lo(i as usize), i));
-        p.widest = (0..p.chunks.len())
-            .map(|i| p.hi(i).since(p.lo(i)))
+        p.widest = by_lo
+            .iter()
+            .map(|&i| span(i as usize))
             .max()
             .unwrap_or_default();
         p.by_lo = by_lo;
+        p.wide = wide;
         p
     }
 
@@ -146,8 +180,52 @@ impl Placement {
             .take_while(|&i| self.lo(i) < end)
             .filter(|&i| self.hi(i) >= start)
             .collect();
+        out.extend(
+            self.wide
+                .iter()
+                .map(|&i| i as usize)
+                .filter(|&i| self.lo(i) < end && self.hi(i) >= start),
+        );
         out.sort_unstable();
         out
+    }
+
+    /// Decodes chunk `i` whole: its known samples sorted by time; `None` when unreadable.
+    fn decode(&self, i: usize, file: Option<&[u8]>, stacks: &NodeStacks) -> Option<Decoded> {
+        let (mut ids, mut deltas) = (Vec::new(), Vec::new());
+        if !self.chunks[i]
+            .samples
+            .read_into(file, &mut ids, &mut deltas)
+        {
+            return None;
+        }
+        let mut d = Decoded {
+            ts: Vec::with_capacity(ids.len()),
+            stack: Vec::with_capacity(ids.len()),
+            reordered: Vec::new(),
+            unknown: 0,
+        };
+        let mut t = self.base[i];
+        for (id, delta) in ids.iter().zip(&deltas) {
+            t = t + *delta;
+            if delta.is_negative() {
+                d.reordered.push(t);
+            }
+            match stacks.get(*id) {
+                Some(s) => {
+                    d.ts.push(t);
+                    d.stack.push(s);
+                }
+                None => d.unknown += 1,
+            }
+        }
+        if !d.ts.is_sorted() {
+            let mut rows: Vec<(Timestamp, StackIndex)> = d.ts.into_iter().zip(d.stack).collect();
+            rows.sort_by_key(|r| r.0); // stable
+            (d.ts, d.stack) = rows.into_iter().unzip();
+        }
+        d.reordered.sort_unstable();
+        Some(d)
     }
 
     /// The samples of the chunks that meet `[start, end)`, read from `file` where needed.
@@ -164,7 +242,28 @@ impl Placement {
         let mut sorted = true;
         // Chunks in profile order: rows are appended in profile order, so a stable sort by
         // time alone gives (time, profile order).
+        let inside =
+            |v: &[Timestamp]| v.partition_point(|&t| t < start)..v.partition_point(|&t| t < end);
         for i in self.meeting(start, end) {
+            if self.chunks[i].samples.summary().count > KEEP_DECODED {
+                // Only its rows inside the window: the rows around them are not needed
+                // (a row's weight ends at the next sample or at the window's end).
+                match self.decoded[i].get_or_init(|| self.decode(i, file, stacks)) {
+                    None => out.unreadable += 1,
+                    Some(d) => {
+                        out.unknown += d.unknown;
+                        out.reordered
+                            .extend_from_slice(&d.reordered[inside(&d.reordered)]);
+                        let r = inside(&d.ts);
+                        sorted &= ts
+                            .last()
+                            .is_none_or(|&last| d.ts.get(r.start).is_none_or(|&f| last <= f));
+                        ts.extend_from_slice(&d.ts[r.clone()]);
+                        stack.extend_from_slice(&d.stack[r]);
+                    }
+                }
+                continue;
+            }
             if !self.chunks[i]
                 .samples
                 .read_into(file, &mut ids, &mut deltas)
@@ -242,6 +341,82 @@ mod tests {
             [106, 110, 126, 131]
         );
         assert_eq!(w.reordered, [t(106)]);
+    }
+
+    #[test]
+    fn large_chunks_are_decoded_once_and_give_the_rows_of_each_window() {
+        // 6000 samples 10 µs apart from t0 = 0, every 7th delta −25 µs instead (reordered),
+        // every 11th naming node 9 (unknown); nodes 1 and 2 alternate in runs of 3.
+        let n = 6000usize;
+        let deltas: Vec<i64> = (0..n).map(|k| if k % 7 == 6 { -25 } else { 10 }).collect();
+        let ids: Vec<NodeId> = (0..n)
+            .map(|k| {
+                NodeId(if k % 11 == 10 {
+                    9
+                } else {
+                    1 + (k / 3 % 2) as i64
+                })
+            })
+            .collect();
+        let chunk = ProfileChunk {
+            ts: Timestamp::default(),
+            order: 0,
+            samples: SampleArrays::read_now(
+                ids.clone(),
+                deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),
+            ),
+        };
+        let p = Placement::new(Timestamp::default(), vec![chunk]);
+        let stacks = NodeStacks::new(
+            [
+                (NodeId(1), StackIndex::new(0)),
+                (NodeId(2), StackIndex::new(1)),
+            ]
+            .into_iter(),
+        );
+        // The rows by definition: running sums, known ids, stable sort by time.
+        let mut all: Vec<(i64, usize)> = Vec::new();
+        let mut t = 0;
+        for (id, d) in ids.iter().zip(&deltas) {
+            t += d;
+            if id.0 != 9 {
+                all.push((t, id.0 as usize - 1));
+            }
+        }
+        all.sort_by_key(|r| r.0);
+        for (a, b) in [
+            (0, 100),
+            (1234, 5678),
+            (-50, 30),
+            (9000, 40_000),
+            (40_000, 50_000),
+        ] {
+            let w = p.window(
+                Timestamp::from_micros(a),
+                Timestamp::from_micros(b),
+                None,
+                &stacks,
+            );
+            let want: Vec<(i64, usize)> = all
+                .iter()
+                .copied()
+                .filter(|&(t, _)| a <= t && t < b)
+                .collect();
+            let got: Vec<(i64, usize)> = w
+                .table
+                .ts
+                .iter()
+                .zip(&w.table.stack)
+                .map(|(t, s)| (t.as_nanos() / 1000, s.index()))
+                .collect();
+            assert_eq!(got, want, "[{a}, {b})");
+            assert_eq!(
+                w.unknown,
+                if want.is_empty() { 0 } else { 545 },
+                "[{a}, {b})"
+            );
+        }
+        assert!(p.decoded[0].get().is_some(), "decoded once and kept");
     }
 
     #[test]
