@@ -245,10 +245,15 @@ pub fn analyze_stream(
     no_trace_events(&trace)?;
     let mut rep = analyze_scanned(file, trace, None, s, &timer);
     if let Some(e) = stream_error {
-        rep.diagnostics.note(format!(
-            "gzip stream broken ({e}) after {} events; the part before it was used",
-            rep.events
-        ));
+        // flate2 reports a CRC or length mismatch at the end of a member as a checksum error.
+        rep.diagnostics.note(if e.to_string().contains("checksum") {
+            format!("gzip checksum mismatch ({e}): the data is corrupt, its rows may be wrong")
+        } else {
+            format!(
+                "gzip stream broken ({e}) after {} events; the part before it was used",
+                rep.events
+            )
+        });
     }
     Ok(rep)
 }
@@ -382,6 +387,10 @@ pub fn report_tasks(
     diagnostics.add(
         "samples naming unknown nodes (skipped)",
         chains.iter().map(|(c, _)| c.unknown_samples).sum(),
+    );
+    diagnostics.add(
+        "profile chunks whose samples could not be read, met by task windows (left out)",
+        chains.iter().map(|(c, _)| c.unreadable_chunks).sum(),
     );
     stats.attributed_time = chains
         .iter()

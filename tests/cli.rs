@@ -331,6 +331,21 @@ fn cut_gzip_keeps_the_decoded_part() {
     assert!(stdout.lines().skip(1).all(|l| l.contains("truncated_file")));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(stderr.contains("gzip stream broken ("), "{stderr}");
+    // A whole file with a wrong CRC (the gzip trailer's first 4 bytes): its events are
+    // complete, but the checksum that comes after them is still read, and reported.
+    let mut bad = gz.clone();
+    let crc = bad.len() - 8;
+    bad[crc] ^= 0xFF;
+    let bad_crc = dir.path().join("bad-crc.json.gz");
+    std::fs::write(&bad_crc, &bad).unwrap();
+    let out = taskchain().arg(&bad_crc).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 6);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("bad-crc.json.gz: gzip checksum mismatch"),
+        "{stderr}"
+    );
 }
 
 #[test]

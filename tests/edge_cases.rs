@@ -201,3 +201,36 @@ fn start_time_on_another_clock_falls_back_to_profile_ts() {
     assert_eq!(rep.rows[0].window_samples, 6);
     assert_eq!(rep.rows[0].flags.to_text(), "profile_start_on_other_clock");
 }
+
+#[test]
+fn windows_left_empty_by_bad_samples_say_why() {
+    // One task [10, 70) ms; the profile's six samples (10–60 ms) either all name node 7,
+    // which no node has, or hold a token that is not JSON (`Infinity`): no sample is left
+    // for the task (`no_samples`), and a warning counts what was left out.
+    let warnings = |samples: &str| {
+        let trace = format!(
+            "[{},{},{},{}]",
+            r#"{"ph":"P","name":"Profile","pid":1,"tid":1,"ts":0,"args":{"data":{"startTime":0}}}"#,
+            format!(
+                r#"{{"ph":"P","name":"ProfileChunk","pid":1,"tid":1,"ts":90000,"args":{{"data":{{"cpuProfile":{{"nodes":[{ROOT},{{"id":2,"parent":1,"callFrame":{{"functionName":"f"}}}}],"samples":[{samples}]}},"timeDeltas":[10000,10000,10000,10000,10000,10000]}}}}}}"#
+            ),
+            r#"{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":10000,"dur":60000}"#,
+            r#"{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"CrRendererMain"}}"#,
+        );
+        let rep = analyze_bytes("t.json", trace.as_bytes(), &Settings::default()).unwrap();
+        assert_eq!(rep.rows.len(), 1);
+        assert_eq!(rep.rows[0].status, ChainStatus::NoSamples);
+        rep.diagnostics.iter().collect::<Vec<_>>()
+    };
+    assert_eq!(
+        warnings("7,7,7,7,7,7"),
+        [("samples naming unknown nodes (skipped)", 6)]
+    );
+    assert_eq!(
+        warnings("2,2,Infinity,2,2,2"),
+        [(
+            "profile chunks whose samples could not be read, met by task windows (left out)",
+            1
+        )]
+    );
+}

@@ -191,6 +191,8 @@ pub struct TaskChain {
     pub chain: Vec<ChainFrame>,
     /// Samples read for the window that name no node (left out).
     pub unknown_samples: u64,
+    /// Chunks meeting the window whose sample arrays could not be read (left out).
+    pub unreadable_chunks: u64,
     /// With [`ChainConfig::collect_stacks`]: every stack of the window's samples as a
     /// folded path (frames root → leaf joined by `;`, see [`ChainFrame::text`]), with its
     /// sample count and time.
@@ -219,6 +221,7 @@ pub fn resolve(
         flags: Flags::default(),
         chain: Vec::new(),
         unknown_samples: 0,
+        unreadable_chunks: 0,
         stacks: Vec::new(),
     };
     out.flags.set(Flags::INCOMPLETE, task.incomplete);
@@ -226,11 +229,12 @@ pub fn resolve(
         return Some(out);
     }
     let window = Window::of(task, cfg.lookback);
-    let Some((profile, samples, rows)) = pick_profile(profiles, task, &window, file) else {
+    let (picked, left_out) = pick_profile(profiles, task, &window, file);
+    (out.unknown_samples, out.unreadable_chunks) = left_out;
+    let Some((profile, samples, rows)) = picked else {
         out.status = ChainStatus::NoSamples;
         return Some(out);
     };
-    out.unknown_samples = samples.unknown;
     let w = window::Weighted::new(profile, &samples.table, rows, &window);
     out.window_samples = w.len();
     out.flags.set(
@@ -395,18 +399,27 @@ pub fn chain_frames(profile: &CpuProfile, stack: StackIndex) -> Vec<ChainFrame> 
     frames
 }
 
+/// A profile picked for a task: the profile, the samples read for the window, and the rows
+/// inside the window.
+type Picked<'p> = (&'p CpuProfile, WindowSamples, std::ops::Range<usize>);
+
 /// The profile a task takes its samples from: among the thread's profiles with samples in
 /// the window, the `Internal` one, else the one with the most samples there (SPEC §2);
-/// never two, which would count samples twice.
+/// never two, which would count samples twice. Also returns what every profile read for
+/// the window left out: (samples naming no node, unreadable chunks) — so a window whose
+/// samples are all unknown still says why it has none.
 fn pick_profile<'p>(
     profiles: &'p ProfileSet,
     task: &LongTask,
     window: &Window,
     file: Option<&[u8]>,
-) -> Option<(&'p CpuProfile, WindowSamples, std::ops::Range<usize>)> {
-    let mut best: Option<(&CpuProfile, WindowSamples, std::ops::Range<usize>)> = None;
+) -> (Option<Picked<'p>>, (u64, u64)) {
+    let mut best: Option<Picked<'p>> = None;
+    let mut left_out = (0, 0);
     for p in profiles.of_thread(task.thread) {
         let samples = p.window(window.start, window.end, file);
+        left_out.0 += samples.unknown;
+        left_out.1 += samples.unreadable;
         let r = samples.table.range(window.start, window.end);
         if r.is_empty() {
             continue;
@@ -419,7 +432,7 @@ fn pick_profile<'p>(
             best = Some((p, samples, r));
         }
     }
-    best
+    (best, left_out)
 }
 
 #[cfg(test)]

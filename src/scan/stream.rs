@@ -127,6 +127,13 @@ pub fn scan_blocks(
                 .all(|&x| x == 0 || super::json::is_ws(x))
     })
     .map_err(StreamError::Scan)?;
+    // Read the stream to its end even after the events: gzip's integrity checks (CRC and
+    // length) come last, and a corrupt file must not pass as a good one.
+    let mut rest = Vec::new();
+    while more {
+        rest.clear();
+        more = next(&mut rest, &mut stream_error);
+    }
     Ok((t, stream_error))
 }
 
