@@ -208,12 +208,12 @@ fn windows_left_empty_by_bad_samples_say_why() {
     // which no node has, or hold a token that is not JSON (`Infinity`): no sample is left
     // for the task (`no_samples`), and a warning counts what was left out.
     let warnings = |samples: &str| {
+        let chunk = format!(
+            r#"{{"ph":"P","name":"ProfileChunk","pid":1,"tid":1,"ts":90000,"args":{{"data":{{"cpuProfile":{{"nodes":[{ROOT},{{"id":2,"parent":1,"callFrame":{{"functionName":"f"}}}}],"samples":[{samples}]}},"timeDeltas":[10000,10000,10000,10000,10000,10000]}}}}}}"#
+        );
         let trace = format!(
-            "[{},{},{},{}]",
+            "[{},{chunk},{},{}]",
             r#"{"ph":"P","name":"Profile","pid":1,"tid":1,"ts":0,"args":{"data":{"startTime":0}}}"#,
-            format!(
-                r#"{{"ph":"P","name":"ProfileChunk","pid":1,"tid":1,"ts":90000,"args":{{"data":{{"cpuProfile":{{"nodes":[{ROOT},{{"id":2,"parent":1,"callFrame":{{"functionName":"f"}}}}],"samples":[{samples}]}},"timeDeltas":[10000,10000,10000,10000,10000,10000]}}}}}}"#
-            ),
             r#"{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":10000,"dur":60000}"#,
             r#"{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"CrRendererMain"}}"#,
         );
