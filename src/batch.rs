@@ -312,6 +312,15 @@ pub struct RunOutcome {
 pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     let o = &cfg.outputs;
     let inputs = input::paths::inputs(&cfg.paths, cfg.files_from.as_deref(), cfg.shard)?;
+    // The list of files and the task entries are inputs too.
+    let mut read: Vec<std::result::Result<InputPath, Error>> =
+        inputs.iter().flatten().cloned().map(Ok).collect();
+    read.extend(
+        [cfg.files_from.as_deref(), cfg.tasks_file.as_deref()]
+            .into_iter()
+            .flatten()
+            .map(|p| Ok(InputPath::File(p.to_path_buf()))),
+    );
     check_outputs(
         &[
             ("-o", Some(cfg.output.as_deref().unwrap_or(Path::new("-")))),
@@ -321,7 +330,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
             ("--flamegraph", o.flamegraph.as_deref()),
             ("--markdown", o.markdown.as_deref()),
         ],
-        &inputs,
+        &read,
     )?;
     let mut report_file = OutFile::open(cfg.output.as_deref())?;
     let open = |p: &Option<PathBuf>| p.as_deref().map(|p| OutFile::open(Some(p))).transpose();
@@ -437,34 +446,30 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     if let Some(f) = summary_file {
         f.commit()?;
     }
-    if let (Some(a), Some(mut f)) = (&mut aggregate, aggregate_file) {
-        a.write(f.writer())?;
-        f.commit()?;
+    if let (Some(a), Some(f)) = (&mut aggregate, aggregate_file) {
+        f.fill(|w| a.write(w))?;
     }
     if let Some(fo) = &folded {
-        if let Some(mut f) = folded_file {
-            fo.write(f.writer())?;
-            f.commit()?;
+        if let Some(f) = folded_file {
+            f.fill(|w| fo.write(w))?;
         }
-        if let Some(mut f) = flame_file {
+        if let Some(f) = flame_file {
             let title = format!(
                 "taskchain: samples inside {} long tasks of {}",
                 out.summary.long_tasks,
                 plural(out.summary.files, "file", "files")
             );
-            fo.flamegraph(&title, f.writer())?;
-            f.commit()?;
+            f.fill(|w| fo.flamegraph(&title, w))?;
         }
     }
-    if let (Some(mut m), Some(mut f)) = (md, markdown_file) {
+    if let (Some(mut m), Some(f)) = (md, markdown_file) {
         m.files = out.summary.files;
         m.long_tasks = out.summary.long_tasks;
         m.attributed = out.summary.attributed;
         if let Some(a) = &mut md_chains {
             m.top_chains = a.top(10);
         }
-        m.write(&mut f.writer())?;
-        f.commit()?;
+        f.fill(|mut w| m.write(&mut w))?;
     }
     Ok(out)
 }
@@ -602,7 +607,7 @@ impl<'a> ReportWriter<'a> {
 pub(crate) enum OutFile {
     Stdout,
     /// A FIFO, a device or another non-regular file: written in place.
-    Direct(File),
+    Direct(File, PathBuf),
     /// A regular file (or a link to one): written to a temporary file in the same folder
     /// and renamed over it when complete, so a killed run never leaves half a report.
     Atomic(tempfile::NamedTempFile, PathBuf),
@@ -623,13 +628,13 @@ impl OutFile {
         // Other descriptors (`/dev/fd/3`, `/proc/self/fd/3`): write through, appending.
         if p.starts_with("/dev/fd") || p.starts_with("/proc/self/fd") {
             let f = File::options().append(true).open(p).with_context(cannot)?;
-            return Ok(OutFile::Direct(f));
+            return Ok(OutFile::Direct(f, p.to_path_buf()));
         }
         match std::fs::metadata(p) {
             Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: it is a folder", p.display()),
             Ok(m) if !m.is_file() => {
                 let f = File::options().write(true).open(p).with_context(cannot)?;
-                Ok(OutFile::Direct(f))
+                Ok(OutFile::Direct(f, p.to_path_buf()))
             }
             existing => {
                 // Write through a symbolic link to its target; keep an existing file's mode.
@@ -659,9 +664,31 @@ impl OutFile {
     pub(crate) fn writer(&mut self) -> Box<dyn Write + '_> {
         match self {
             OutFile::Stdout => Box::new(std::io::stdout().lock()),
-            OutFile::Direct(f) => Box::new(f),
+            OutFile::Direct(f, _) => Box::new(f),
             OutFile::Atomic(t, _) => Box::new(t),
         }
+    }
+
+    /// The output as messages name it.
+    fn name(&self) -> String {
+        match self {
+            OutFile::Stdout => "standard output".into(),
+            OutFile::Direct(_, p) | OutFile::Atomic(_, p) => p.display().to_string(),
+        }
+    }
+
+    /// Writes the whole output with `fill`, then puts it in place; errors name the output.
+    pub(crate) fn fill(
+        mut self,
+        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> anyhow::Result<()> {
+        let name = self.name();
+        let mut w = self.writer();
+        fill(&mut w)
+            .and_then(|()| w.flush())
+            .with_context(|| format!("cannot write {name}"))?;
+        drop(w);
+        self.commit()
     }
 
     /// Puts a complete output in place.
@@ -747,7 +774,15 @@ pub(crate) fn check_outputs(
             if let InputPath::File(q) | InputPath::Found(q) = inp
                 && canon(q).as_ref() == Some(&c)
             {
-                anyhow::bail!("{flag} {} would overwrite an input trace", p.display());
+                let hint = if matches!(inp, InputPath::Found(_)) {
+                    " (a folder search found it: write reports outside the searched folders)"
+                } else {
+                    ""
+                };
+                anyhow::bail!(
+                    "{flag} {} would overwrite an input trace{hint}",
+                    p.display()
+                );
             }
         }
         seen.push((c, flag));

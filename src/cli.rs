@@ -297,6 +297,7 @@ impl Cli {
             paths: self.paths,
             files_from: self.files_from,
             shard: self.shard.as_deref().map(parse_shard).transpose()?,
+            tasks_file: self.common.tasks,
             output: self.output,
             format: self.format,
             jobs,

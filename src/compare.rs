@@ -298,6 +298,10 @@ pub struct CompareOutcome {
 /// regressions on stderr.
 pub fn run(cfg: &crate::cli::CompareConfig) -> anyhow::Result<CompareOutcome> {
     use crate::batch::{OutFile, check_outputs, plural};
+    let stdin = |set: &[std::path::PathBuf]| set.iter().any(|p| p.as_os_str() == "-");
+    if stdin(&cfg.base) && stdin(&cfg.candidate) {
+        anyhow::bail!("standard input (-) can be read once: give it to one set only");
+    }
     let mut inputs = crate::input::paths::inputs(&cfg.base, None, None)?;
     inputs.extend(crate::input::paths::inputs(&cfg.candidate, None, None)?);
     check_outputs(
@@ -307,7 +311,7 @@ pub fn run(cfg: &crate::cli::CompareConfig) -> anyhow::Result<CompareOutcome> {
         ],
         &inputs,
     )?;
-    let (mut csv_file, mut md_file) = (
+    let (csv_file, md_file) = (
         OutFile::open(cfg.output.as_deref())?,
         cfg.markdown
             .as_deref()
@@ -334,11 +338,9 @@ pub fn run(cfg: &crate::cli::CompareConfig) -> anyhow::Result<CompareOutcome> {
             .filter(|c| c.verdict == Verdict::Regression)
             .count(),
     };
-    write_csv(&changes, csv_file.writer())?;
-    csv_file.commit()?;
-    if let Some(mut f) = md_file.take() {
-        write_markdown(&changes, &failed, &mut f.writer())?;
-        f.commit()?;
+    csv_file.fill(|w| write_csv(&changes, w))?;
+    if let Some(f) = md_file {
+        f.fill(|mut w| write_markdown(&changes, &failed, &mut w))?;
     }
     if !cfg.quiet {
         for c in changes.iter().filter(|c| c.verdict == Verdict::Regression) {

@@ -210,6 +210,43 @@ fn two_outputs_on_standard_output_are_refused() {
         .assert()
         .success()
         .stdout(predicate::str::starts_with("## taskchain"));
+    // The list of files and the task entries are inputs: never overwritten.
+    let dir = tempfile::tempdir().unwrap();
+    let list = dir.path().join("list.txt");
+    std::fs::write(&list, format!("{M86}\n")).unwrap();
+    taskchain()
+        .arg("--files-from")
+        .arg(&list)
+        .arg("-o")
+        .arg(&list)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("would overwrite an input"));
+    assert_eq!(std::fs::read_to_string(&list).unwrap(), format!("{M86}\n"));
+    // A failed write names the output.
+    if std::path::Path::new("/dev/full").exists() {
+        taskchain()
+            .args([M86, "-q", "-o", "/dev/null", "--aggregate", "/dev/full"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("cannot write /dev/full"));
+    }
+}
+
+#[test]
+fn standard_input_named_twice_is_read_once() {
+    let gz = std::fs::read(M86).unwrap();
+    let out = taskchain()
+        .args(["-", "-"])
+        .write_stdin(gz)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 6);
 }
 
 #[test]

@@ -58,8 +58,10 @@ fn expand_marked(args: impl Iterator<Item = (PathBuf, bool)>) -> Vec<Result<Inpu
     // Named files before found ones, so that a file both named and found counts as named.
     found.sort();
     let mut seen_files = HashSet::new();
+    let mut stdin_seen = false;
     found.retain(|inp| match inp {
-        InputPath::Stdin => true,
+        // Standard input can be read once: `- -` is one input.
+        InputPath::Stdin => !std::mem::replace(&mut stdin_seen, true),
         InputPath::File(p) | InputPath::Found(p) => {
             seen_files.insert(std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
         }

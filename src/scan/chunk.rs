@@ -130,7 +130,7 @@ pub fn summarize_deltas(b: &[u8], r: &Range<usize>, limit: usize) -> Lexed<Delta
                 return (k, sum, lo, hi, neg);
             }
             let d = delta_ns(t);
-            let sum = sum.wrapping_add(d);
+            let sum = sum.saturating_add(d); // as DeltaSummary::push (TimeDelta adds saturate)
             (k + 1, sum, lo.min(sum), hi.max(sum), neg + (d < 0) as u32)
         })?;
     Ok(DeltaSummary {
