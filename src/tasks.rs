@@ -139,7 +139,13 @@ pub fn top_level_tasks(
                 if t.ts < outer.end() {
                     // Consecutive tasks overlapping by a few µs (crbug 329678173): end the
                     // earlier one where the next begins, as Lighthouse does, so that no
-                    // sample belongs to two tasks.
+                    // sample belongs to two tasks. More than 1 ms is not that: say so.
+                    if outer.end().since(t.ts) > TimeDelta::from_micros(1000) {
+                        diagnostics.add(
+                            "top-level tasks overlapping the next by over 1 ms (cut where the next begins)",
+                            1,
+                        );
+                    }
                     outer.dur = t.ts.since(outer.ts);
                 }
             }
@@ -272,15 +278,30 @@ mod tests {
     fn consecutive_tasks_overlapping_by_microseconds_stay_separate() {
         // The first ends where the second begins (99 995 µs): no sample belongs to both.
         let marks = [x(0, 100_000, 0), x(99_995, 60_000, 1)];
-        let top = top_level_tasks(
-            &marks,
-            &[T],
-            Timestamp::default(),
-            &mut Diagnostics::default(),
-        );
+        let mut d = Diagnostics::default();
+        let top = top_level_tasks(&marks, &[T], Timestamp::default(), &mut d);
         assert_eq!(
             spans(&top[&T]),
             [(0, 99_995, false), (99_995, 60_000, false)]
+        );
+        assert_eq!(
+            d.kinds(),
+            0,
+            "a few µs is the known Chrome overlap: no warning"
+        );
+        // Overlapping by 50 ms (not a nesting: the second ends 50 ms after the first): cut
+        // the same way, with a warning.
+        let marks = [x(1_000_000, 100_000, 0), x(1_050_000, 100_000, 1)];
+        let top = top_level_tasks(&marks, &[T], Timestamp::default(), &mut d);
+        assert_eq!(
+            spans(&top[&T]),
+            [(1_000_000, 50_000, false), (1_050_000, 100_000, false)]
+        );
+        assert_eq!(
+            d.count(
+                "top-level tasks overlapping the next by over 1 ms (cut where the next begins)"
+            ),
+            1
         );
     }
 
