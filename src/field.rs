@@ -522,7 +522,17 @@ fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
             FieldFormat::CpuProfile => cpuprofile(v),
             FieldFormat::LegacyProfile => legacy_profile(v),
         })
-        .unwrap_or_else(|| Err("not valid JSON".into()))
+        .unwrap_or_else(|| {
+            // Our own lexer has no depth limit: JSON it accepts but the parser refused is
+            // nested too deeply (a `head` tree two levels per frame).
+            let start = crate::scan::json::skip_ws(bytes, 0);
+            Err(match crate::scan::json::skip_value(bytes, start) {
+                Ok(_) => "nested deeper than the JSON parser's limit of 1024 levels (a `head` \
+                          tree deeper than about 500 frames); not supported"
+                    .into(),
+                Err(_) => "not valid JSON".into(),
+            })
+        })
 }
 
 /// The thread field data stands for: the page's (or Node's) main thread.
