@@ -72,6 +72,21 @@ pub struct WindowSamples {
 /// `ProfileChunk`s hold about 100 samples and are read per window, never kept.
 const KEEP_DECODED: u32 = 4096;
 
+/// Sorts rows by time, stably (ties keep their order: profile order). Rows are sorted in
+/// place as pairs, with no gathers through an index; the sort finds the long sorted runs
+/// that a few negative deltas leave.
+fn sort_rows(ts: &mut Vec<Timestamp>, stack: &mut Vec<StackIndex>) {
+    if ts.is_sorted() {
+        return;
+    }
+    let mut rows: Vec<(Timestamp, StackIndex)> = std::mem::take(ts)
+        .into_iter()
+        .zip(std::mem::take(stack))
+        .collect();
+    rows.sort_by_key(|r| r.0);
+    (*ts, *stack) = rows.into_iter().unzip();
+}
+
 /// A large chunk decoded once: its known samples sorted by time (ties in profile order),
 /// the times of its samples that came with a negative delta (sorted), and the number of
 /// samples naming no node.
@@ -205,27 +220,47 @@ impl Placement {
             reordered: Vec::new(),
             unknown: 0,
         };
+        d.unknown = self.append_rows(
+            i,
+            (&ids, &deltas),
+            stacks,
+            &mut d.ts,
+            &mut d.stack,
+            &mut d.reordered,
+        );
+        sort_rows(&mut d.ts, &mut d.stack);
+        d.reordered.sort_unstable();
+        Some(d)
+    }
+
+    /// Appends the samples of chunk `i` (its `ids` and `deltas`, as read) as rows: times
+    /// from the chunk's base, the stacks of known nodes; the times of samples that came
+    /// with a negative delta go to `reordered`. Returns the number naming no node.
+    fn append_rows(
+        &self,
+        i: usize,
+        (ids, deltas): (&[NodeId], &[TimeDelta]),
+        stacks: &NodeStacks,
+        ts: &mut Vec<Timestamp>,
+        stack: &mut Vec<StackIndex>,
+        reordered: &mut Vec<Timestamp>,
+    ) -> u64 {
+        let mut unknown = 0;
         let mut t = self.base[i];
-        for (id, delta) in ids.iter().zip(&deltas) {
-            t = t + *delta;
-            if delta.is_negative() {
-                d.reordered.push(t);
+        for (id, d) in ids.iter().zip(deltas) {
+            t = t + *d;
+            if d.is_negative() {
+                reordered.push(t);
             }
             match stacks.get(*id) {
                 Some(s) => {
-                    d.ts.push(t);
-                    d.stack.push(s);
+                    ts.push(t);
+                    stack.push(s);
                 }
-                None => d.unknown += 1,
+                None => unknown += 1,
             }
         }
-        if !d.ts.is_sorted() {
-            let mut rows: Vec<(Timestamp, StackIndex)> = d.ts.into_iter().zip(d.stack).collect();
-            rows.sort_by_key(|r| r.0); // stable
-            (d.ts, d.stack) = rows.into_iter().unzip();
-        }
-        d.reordered.sort_unstable();
-        Some(d)
+        unknown
     }
 
     /// The samples of the chunks that meet `[start, end)`, read from `file` where needed.
@@ -239,7 +274,6 @@ impl Placement {
         let mut out = WindowSamples::default();
         let (mut ts, mut stack) = (Vec::new(), Vec::new());
         let (mut ids, mut deltas) = (Vec::new(), Vec::new());
-        let mut sorted = true;
         // Chunks in profile order: rows are appended in profile order, so a stable sort by
         // time alone gives (time, profile order).
         let inside =
@@ -255,9 +289,6 @@ impl Placement {
                         out.reordered
                             .extend_from_slice(&d.reordered[inside(&d.reordered)]);
                         let r = inside(&d.ts);
-                        sorted &= ts
-                            .last()
-                            .is_none_or(|&last| d.ts.get(r.start).is_none_or(|&f| last <= f));
                         ts.extend_from_slice(&d.ts[r.clone()]);
                         stack.extend_from_slice(&d.stack[r]);
                     }
@@ -271,29 +302,16 @@ impl Placement {
                 out.unreadable += 1;
                 continue;
             }
-            let mut t = self.base[i];
-            for (id, d) in ids.iter().zip(&deltas) {
-                t = t + *d;
-                if d.is_negative() {
-                    out.reordered.push(t);
-                }
-                match stacks.get(*id) {
-                    Some(s) => {
-                        sorted &= ts.last().is_none_or(|&last| last <= t);
-                        ts.push(t);
-                        stack.push(s);
-                    }
-                    None => out.unknown += 1,
-                }
-            }
+            out.unknown += self.append_rows(
+                i,
+                (&ids, &deltas),
+                stacks,
+                &mut ts,
+                &mut stack,
+                &mut out.reordered,
+            );
         }
-        if !sorted {
-            // Pairs sorted in place (no gathers through an index): the sort is stable and
-            // finds the long sorted runs that a few negative deltas leave.
-            let mut rows: Vec<(Timestamp, StackIndex)> = ts.into_iter().zip(stack).collect();
-            rows.sort_by_key(|r| r.0);
-            (ts, stack) = rows.into_iter().unzip();
-        }
+        sort_rows(&mut ts, &mut stack);
         out.reordered.sort_unstable();
         out.table = SampleTable { ts, stack };
         out
