@@ -113,8 +113,9 @@ pub struct Placement {
     wide: Vec<u32>,
     /// Number of samples of all chunks.
     count: u64,
-    /// Large chunks once decoded (`None` inside: unreadable), by chunk index.
-    decoded: Vec<std::sync::OnceLock<Option<Decoded>>>,
+    /// The large chunks (over [`KEEP_DECODED`] samples) by chunk index, once decoded
+    /// (`None` inside: unreadable). Only those have an entry: a trace has ~10⁶ small chunks.
+    decoded: HashMap<usize, std::sync::OnceLock<Option<Decoded>>>,
 }
 
 impl Placement {
@@ -134,7 +135,10 @@ impl Placement {
         });
         chunks.shrink_to_fit();
         let mut p = Placement {
-            decoded: (0..chunks.len()).map(|_| Default::default()).collect(),
+            decoded: (0..chunks.len())
+                .filter(|&i| chunks[i].samples.summary().count > KEEP_DECODED)
+                .map(|i| (i, Default::default()))
+                .collect(),
             chunks,
             base,
             by_lo: Vec::new(),
@@ -279,10 +283,10 @@ impl Placement {
         let inside =
             |v: &[Timestamp]| v.partition_point(|&t| t < start)..v.partition_point(|&t| t < end);
         for i in self.meeting(start, end) {
-            if self.chunks[i].samples.summary().count > KEEP_DECODED {
+            if let Some(cell) = self.decoded.get(&i) {
                 // Only its rows inside the window: the rows around them are not needed
                 // (a row's weight ends at the next sample or at the window's end).
-                match self.decoded[i].get_or_init(|| self.decode(i, file, stacks)) {
+                match cell.get_or_init(|| self.decode(i, file, stacks)) {
                     None => out.unreadable += 1,
                     Some(d) => {
                         out.unknown += d.unknown;
@@ -434,7 +438,7 @@ mod tests {
                 "[{a}, {b})"
             );
         }
-        assert!(p.decoded[0].get().is_some(), "decoded once and kept");
+        assert!(p.decoded[&0].get().is_some(), "decoded once and kept");
     }
 
     #[test]
