@@ -111,9 +111,33 @@ fn stages(c: &mut Criterion) {
     }
 }
 
+/// The hot loop of a profile: a chunk's `timeDeltas` (100 deltas of 2–4 digits, as
+/// Chrome writes them) summed on the fast path and, with a space after each comma, on the
+/// general path; side by side.
+fn number_arrays(c: &mut Criterion) {
+    let mut x: u64 = 1;
+    let deltas: Vec<String> = (0..100)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (50 + (x >> 33) % 1200).to_string()
+        })
+        .collect();
+    let mut g = c.benchmark_group("timeDeltas");
+    g.throughput(Throughput::Elements(100));
+    for (name, sep) in [("fast path", ","), ("general path", ", ")] {
+        let b = format!("[{}]", deltas.join(sep)).into_bytes();
+        g.bench_function(name, |bench| {
+            bench.iter(|| scan::chunk::summarize_deltas(black_box(&b), &(0..b.len()), 100))
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).warm_up_time(std::time::Duration::from_secs(1));
-    targets = stages
+    targets = stages, number_arrays
 }
 criterion_main!(benches);

@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use super::json::{Lexed, Token, fold_numbers, members, micros_to_nanos};
+use super::json::{Lexed, Token, fold_numbers, members, micros_to_nanos, plain_uints};
 use super::records::NodeId;
 use crate::time::TimeDelta;
 
@@ -122,6 +122,26 @@ pub fn count_elements(b: &[u8], r: &Range<usize>) -> usize {
 
 /// Summarises the first `limit` deltas of the array at `b[r]`.
 pub fn summarize_deltas(b: &[u8], r: &Range<usize>, limit: usize) -> Lexed<DeltaSummary> {
+    // Chrome's arrays (non-negative deltas): the running sum only grows, so its lowest
+    // value is the first delta and its highest the total.
+    let (mut count, mut first, mut sum) = (0usize, 0u64, 0u64);
+    let plain = plain_uints(b, r, |us| {
+        if count < limit {
+            first = if count == 0 { us } else { first };
+            sum += us; // at most 10^8 per element: no overflow before 9·10^10 elements
+            count += 1;
+        }
+    });
+    if plain.is_some() {
+        let ns = |us: u64| TimeDelta::from_nanos((us as i64).saturating_mul(1000));
+        return Ok(DeltaSummary {
+            count: count as u32,
+            sum: ns(sum),
+            min_prefix: ns(first),
+            max_prefix: ns(sum),
+            negatives: 0,
+        });
+    }
     // (pairs taken, sum, lowest and highest running sum, negatives), all in ns.
     let init = (0usize, 0i64, i64::MAX, i64::MIN, 0u32);
     let ((count, sum, lo, hi, negatives), _) =
@@ -149,7 +169,16 @@ pub fn read_deltas(
     limit: usize,
     out: &mut Vec<TimeDelta>,
 ) -> Lexed<()> {
-    let end = out.len() + limit;
+    let (len, end) = (out.len(), out.len() + limit);
+    let plain = plain_uints(b, r, |us| {
+        if out.len() < end {
+            out.push(TimeDelta::from_nanos(us as i64 * 1000));
+        }
+    });
+    if plain.is_some() {
+        return Ok(());
+    }
+    out.truncate(len);
     fold_numbers(&b[..r.end], r.start, (), |(), t| {
         if out.len() < end {
             out.push(TimeDelta::from_nanos(delta_ns(t)));
@@ -161,7 +190,16 @@ pub fn read_deltas(
 /// The first `limit` sample node ids of the array at `b[r]` (non-integers become -1, an
 /// id no node has).
 pub fn read_samples(b: &[u8], r: &Range<usize>, limit: usize, out: &mut Vec<NodeId>) -> Lexed<()> {
-    let end = out.len() + limit;
+    let (len, end) = (out.len(), out.len() + limit);
+    let plain = plain_uints(b, r, |id| {
+        if out.len() < end {
+            out.push(NodeId(id as i64));
+        }
+    });
+    if plain.is_some() {
+        return Ok(());
+    }
+    out.truncate(len);
     fold_numbers(&b[..r.end], r.start, (), |(), t| {
         if out.len() < end {
             out.push(NodeId(match t {
@@ -202,6 +240,28 @@ mod tests {
         assert_eq!(&legacy[l.start_time.unwrap()], b"10");
         assert_eq!(count_elements(legacy, &l.samples.unwrap()), 0);
         assert!(l.deltas.is_some());
+    }
+
+    #[test]
+    fn fast_and_general_paths_summarize_alike() {
+        // `[5,3,10]` takes the fast path, `[5, 3,10]` (a space) the general one.
+        for b in [&b"[5,3,10]"[..], b"[5, 3,10]"] {
+            let r = 0..b.len();
+            let s = summarize_deltas(b, &r, 2).unwrap();
+            let expected = DeltaSummary {
+                count: 2,
+                sum: TimeDelta::from_micros(8),
+                min_prefix: TimeDelta::from_micros(5),
+                max_prefix: TimeDelta::from_micros(8),
+                negatives: 0,
+            };
+            assert_eq!(s, expected);
+            let (mut ds, mut ids) = (vec![TimeDelta::from_micros(1)], vec![]);
+            read_deltas(b, &r, 2, &mut ds).unwrap();
+            read_samples(b, &r, 5, &mut ids).unwrap();
+            assert_eq!(ds, [1, 5, 3].map(TimeDelta::from_micros));
+            assert_eq!(ids, [5, 3, 10].map(NodeId));
+        }
     }
 
     #[test]
