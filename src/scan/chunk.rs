@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use super::json::{Lexed, Token, fold_numbers, members, micros_to_nanos, plain_uints};
+use super::json::{Lexed, Token, fold_numbers, micros_to_nanos, object, plain_uints, skip_value};
 use super::records::NodeId;
 use crate::time::TimeDelta;
 
@@ -31,39 +31,66 @@ pub struct ChunkLayout {
 }
 
 /// Finds the parts of `args`. Errors only for bytes that are not JSON.
+///
+/// One pass: the members of `args`, `data` and `cpuProfile` are read in place (a
+/// duplicated key counts by its last occurrence, as in a JSON parser) and each array is
+/// skipped with a single search for its `]`.
 pub fn layout(args: &[u8]) -> Lexed<ChunkLayout> {
     let mut out = ChunkLayout::default();
-    let mut data = None;
-    if args.first() == Some(&b'{') {
-        members(args, 0, |k, r| {
-            if k == b"data" {
-                data = Some(r)
-            }
-        })?;
-    }
-    let Some(data) = data.filter(|r| args[r.start] == b'{') else {
+    if args.first() != Some(&b'{') {
         out.no_data = true;
         return Ok(out);
-    };
-    let mut cp = None;
-    let mut outer_deltas = None;
-    members(args, data.start, |k, r| match k {
-        b"cpuProfile" => cp = Some(r),
-        b"timeDeltas" => outer_deltas = Some(r),
-        _ => {}
-    })?;
-    let mut inner_deltas = None;
-    if let Some(cp) = cp.filter(|r| args[r.start] == b'{') {
-        members(args, cp.start, |k, r| match k {
-            b"nodes" => out.nodes = Some(r),
-            b"samples" => out.samples = Some(r),
-            b"timeDeltas" => inner_deltas = Some(r),
-            b"startTime" => out.start_time = Some(r),
-            _ => {}
-        })?;
     }
+    // (`data` seen as an object, `timeDeltas` beside `cpuProfile`, inside it).
+    let (mut data, mut outer_deltas, mut inner_deltas) = (false, None, None);
+    object(args, 0, |k, v| {
+        if k != b"data" {
+            return None;
+        }
+        // A later `data` replaces an earlier one.
+        (out, outer_deltas, inner_deltas) = (ChunkLayout::default(), None, None);
+        data = args.get(v) == Some(&b'{');
+        data.then(|| {
+            object(args, v, |k, v| match k {
+                b"timeDeltas" => Some(array(args, v).inspect(|&e| outer_deltas = Some(v..e))),
+                b"cpuProfile" => {
+                    (out.nodes, out.samples, out.start_time, inner_deltas) =
+                        (None, None, None, None);
+                    (args.get(v) == Some(&b'{')).then(|| {
+                        object(args, v, |k, v| {
+                            let slot = match k {
+                                b"nodes" => &mut out.nodes,
+                                b"samples" => &mut out.samples,
+                                b"timeDeltas" => &mut inner_deltas,
+                                b"startTime" => {
+                                    let e = skip_value(args, v);
+                                    return Some(e.inspect(|&e| out.start_time = Some(v..e)));
+                                }
+                                _ => return None,
+                            };
+                            Some(array(args, v).inspect(|&e| *slot = Some(v..e)))
+                        })
+                    })
+                }
+                _ => None,
+            })
+        })
+    })?;
+    out.no_data = !data;
     out.deltas = outer_deltas.or(inner_deltas);
     Ok(out)
+}
+
+/// Skips the value at `b[v]`, with a fast path for an array with no string or nested
+/// array in it (a number array): the first `]` ends it.
+fn array(b: &[u8], v: usize) -> Lexed<usize> {
+    if b.get(v) == Some(&b'[')
+        && let Some(k) = memchr::memchr3(b']', b'[', b'"', &b[v + 1..])
+        && b[v + 1 + k] == b']'
+    {
+        return Ok(v + 2 + k);
+    }
+    skip_value(b, v)
 }
 
 /// What the scan keeps of a chunk's `timeDeltas` (first `count` of them), enough to place
@@ -262,6 +289,27 @@ mod tests {
             assert_eq!(ds, [1, 5, 3].map(TimeDelta::from_micros));
             assert_eq!(ids, [5, 3, 10].map(NodeId));
         }
+    }
+
+    #[test]
+    fn layout_takes_the_last_of_a_repeated_key_and_skips_arrays_with_strings() {
+        let a = br#"{"data":{"cpuProfile":{"samples":[1]},"timeDeltas":[1]},"data":{"timeDeltas":[2]}}"#;
+        let l = layout(a).unwrap();
+        assert_eq!((l.samples, l.no_data), (None, false));
+        assert_eq!(&a[l.deltas.unwrap()], b"[2]");
+        // Nodes hold strings with brackets: the array ends at its own `]`.
+        let a = br#"{"data":{"cpuProfile":{"nodes":[{"id":1,"u":"a]["}],"samples":[3, 4]},"timeDeltas":[5,6]}}"#;
+        let l = layout(a).unwrap();
+        assert_eq!(&a[l.nodes.unwrap()], br#"[{"id":1,"u":"a]["}]"#);
+        assert_eq!(&a[l.samples.unwrap()], b"[3, 4]");
+        assert_eq!(&a[l.deltas.unwrap()], b"[5,6]");
+        // A later `data` that is not an object leaves none.
+        assert!(
+            layout(br#"{"data":{"timeDeltas":[1]},"data":7}"#)
+                .unwrap()
+                .no_data
+        );
+        assert!(layout(br#"{"data":{"timeDeltas":[1}}"#).is_err());
     }
 
     #[test]

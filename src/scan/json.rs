@@ -188,6 +188,21 @@ pub fn members(
     i: usize,
     mut f: impl FnMut(&[u8], std::ops::Range<usize>),
 ) -> Lexed<usize> {
+    members_with(b, i, |k, v| {
+        let end = skip_value(b, v)?;
+        f(k, v..end);
+        Ok(end)
+    })
+}
+
+/// The member loop of [`members`] and [`object`]: `value(key, v)` reads or skips the value
+/// at `v` and returns the offset past it.
+#[inline(always)]
+fn members_with(
+    b: &[u8],
+    i: usize,
+    mut value: impl FnMut(&[u8], usize) -> Lexed<usize>,
+) -> Lexed<usize> {
     if b.get(i) != Some(&b'{') {
         return Err(LexError::Malformed {
             offset: i,
@@ -223,8 +238,7 @@ pub fn members(
             }
         }
         let v = skip_ws(b, j + 1);
-        let end = skip_value(b, v)?;
-        f(&b[key_start..key_end], v..end);
+        let end = value(&b[key_start..key_end], v)?;
         j = skip_ws(b, end);
         match b.get(j) {
             None => return Err(LexError::Incomplete),
@@ -238,6 +252,21 @@ pub fn members(
             }
         }
     }
+}
+
+/// [`members`] for callers that read some values themselves: `visit(key, v)` gets each
+/// member's key and the offset of its value, and returns the offset past the value when it
+/// read it, or `None` to have it skipped. Returns the offset past the `}`.
+#[inline]
+pub fn object(
+    b: &[u8],
+    i: usize,
+    mut visit: impl FnMut(&[u8], usize) -> Option<Lexed<usize>>,
+) -> Lexed<usize> {
+    members_with(b, i, |k, v| match visit(k, v) {
+        Some(end) => end,
+        None => skip_value(b, v),
+    })
 }
 
 /// Reads a JSON array of numbers starting at `b[i]` (`[`), calling `f` with each raw
