@@ -737,6 +737,9 @@ pub fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
 /// are hashed to a stable non-negative number so that they still key threads apart.
 pub fn integer(raw: &[u8]) -> Option<i64> {
     let s = string_content(raw).unwrap_or(raw);
+    if let Some(v) = plain_int(s) {
+        return Some(v); // the common case, without UTF-8 checks
+    }
     if let Some(v) = std::str::from_utf8(s)
         .ok()
         .and_then(|t| t.parse::<i64>().ok())
