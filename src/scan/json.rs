@@ -441,16 +441,17 @@ pub fn plain_uints(b: &[u8], r: &std::ops::Range<usize>, mut f: impl FnMut(u64))
     let mut count = 0;
     let mut start = 0; // where the current number begins
     let mut i = 0;
+    let mut tail;
     while i < n {
         // 64 bytes per step, so the loop over commas exits (a mispredicted branch) once
         // per ~12 numbers rather than once per ~3.
-        let block = match content.get(i..i + 64) {
-            Some(s) => <[u8; 64]>::try_from(s).expect("64 bytes"),
+        let block: &[u8] = match content.get(i..i + 64) {
+            Some(s) => s,
             None => {
                 // The tail, padded with commas (masked off below).
-                let mut tail = [b','; 64];
+                tail = [b','; 64];
                 tail[..n - i].copy_from_slice(&content[i..]);
-                tail
+                &tail
             }
         };
         let (mut commas, mut others) = (0u64, 0u64);
