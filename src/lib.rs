@@ -192,12 +192,6 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
         Envelope::Events { start, .. } => start,
         Envelope::OtherObject { keys } => return analyze_other(file, bytes, &keys, s),
     };
-    let first = scan::json::skip_ws(bytes, start);
-    if !matches!(bytes.get(first), Some(b'{' | b']') | None) {
-        return Err(AnalyzeError::OtherJson(format!(
-            "a JSON array whose first element (byte {first}) is not an object; trace events are objects"
-        )));
-    }
     let timer = Timer::start(file);
     let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
         .map_err(AnalyzeError::from)?;
@@ -262,6 +256,13 @@ pub fn analyze_stream(
 
 impl From<scan::ScanError> for AnalyzeError {
     fn from(e: scan::ScanError) -> Self {
+        if e.reason == scan::NO_OBJECTS {
+            return AnalyzeError::OtherJson(format!(
+                "a JSON array whose elements are not objects (from byte {}); trace \
+                 events are objects",
+                e.offset
+            ));
+        }
         AnalyzeError::Json {
             offset: e.offset,
             event_index: e.event_index,

@@ -182,7 +182,7 @@ fn folder_search_skips_non_traces_without_failing() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "not a trace: a JSON array whose first element (byte 1) is not an object",
+            "not a trace: a JSON array whose elements are not objects (from byte 1)",
         ));
     // Gzip magic and then no deflate data: the gzip error, not "empty".
     let gz = dir.path().join("garbage.json.gz");

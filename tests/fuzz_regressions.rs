@@ -2,7 +2,10 @@
 //! each must give the same long tasks (or the same error) read whole and read as a stream
 //! of small blocks. The first byte of each file is the fuzz target's control byte.
 //! `slow-envelope-1-byte-blocks` took 10 s in 1-byte blocks (the envelope was looked for
-//! again after every block); it now takes milliseconds.
+//! again after every block); it now takes milliseconds. `leading-comma-in-event-array`
+//! (`[,{...}]`) and `number-before-first-event` (`[1,{...}]`) were refused read whole (the
+//! first element was not an object) but read as a stream; both ways now read the events,
+//! and an array with no object at all is refused the same way by both.
 
 use taskchain::{Settings, analyze_bytes, analyze_stream};
 

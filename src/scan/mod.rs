@@ -154,6 +154,9 @@ impl ScannedTrace {
     }
 }
 
+/// [`ScanError::reason`] of an array with elements but no object among them (`[1, 2]`).
+pub const NO_OBJECTS: &str = "the array holds no trace event objects";
+
 /// A scan that could not read a single event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScanError {
@@ -356,7 +359,7 @@ pub(crate) fn finish_walk(
                 offset,
                 "the file ends before the first trace event is complete".to_string(),
             ),
-            _ if walked.odd > 0 => (start, "the array holds no trace event objects".to_string()),
+            _ if walked.odd > 0 => (start, NO_OBJECTS.to_string()),
             _ => {
                 t.end = Some(end);
                 return Ok(t);
@@ -426,7 +429,7 @@ mod tests {
     #[test]
     fn array_of_numbers_is_not_a_trace() {
         let e = scan_str("[1,2,3]").unwrap_err();
-        assert_eq!(e.reason, "the array holds no trace event objects");
+        assert_eq!(e.reason, NO_OBJECTS);
     }
 
     #[test]
