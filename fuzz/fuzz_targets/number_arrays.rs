@@ -1,13 +1,16 @@
-//! The fast path for number arrays agrees with the general one: whenever
-//! `plain_uints` accepts bytes, `int_array` reads the same integers from them.
+//! The fast paths for number arrays agree with the general one: whenever `plain_uints`
+//! accepts bytes, `int_array` reads the same integers from them; `plain_sum` accepts
+//! exactly the same bytes and gives their count, first element and sum.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskchain::scan::json::{Token, int_array, plain_uints};
+use taskchain::scan::json::{PlainSum, Token, int_array, plain_sum, plain_uints};
 
 fuzz_target!(|data: &[u8]| {
     let mut fast = Vec::new();
-    if plain_uints(data, &(0..data.len()), |v| fast.push(v as i64)).is_some() {
+    let whole = 0..data.len();
+    let sum = plain_sum(data, &whole);
+    if plain_uints(data, &whole, |v| fast.push(v as i64)).is_some() {
         let mut general = Vec::new();
         let n = int_array(data, 0, |t| {
             general.push(match t {
@@ -17,5 +20,13 @@ fuzz_target!(|data: &[u8]| {
         });
         assert_eq!(n, Ok(fast.len()));
         assert_eq!(fast, general);
+        let expected = PlainSum {
+            count: fast.len(),
+            first: fast.first().map_or(0, |&v| v as u64),
+            sum: fast.iter().sum::<i64>() as u64,
+        };
+        assert_eq!(sum, Some(expected));
+    } else {
+        assert_eq!(sum, None);
     }
 });

@@ -11,7 +11,9 @@
 
 use std::ops::Range;
 
-use super::json::{Lexed, Token, fold_numbers, micros_to_nanos, object, plain_uints, skip_value};
+use super::json::{
+    Lexed, Token, fold_numbers, micros_to_nanos, object, plain_sum, plain_uints, skip_value,
+};
 use super::records::NodeId;
 use crate::time::TimeDelta;
 
@@ -151,23 +153,32 @@ pub fn count_elements(b: &[u8], r: &Range<usize>) -> usize {
 pub fn summarize_deltas(b: &[u8], r: &Range<usize>, limit: usize) -> Lexed<DeltaSummary> {
     // Chrome's arrays (non-negative deltas): the running sum only grows, so its lowest
     // value is the first delta and its highest the total.
-    let (mut count, mut first, mut sum) = (0usize, 0u64, 0u64);
-    let plain = plain_uints(b, r, |us| {
-        if count < limit {
-            first = if count == 0 { us } else { first };
-            sum += us; // at most 10^8 per element: no overflow before 9·10^10 elements
-            count += 1;
+    let ns = |us: u64| TimeDelta::from_nanos((us as i64).saturating_mul(1000));
+    let plain = |count: usize, first: u64, sum: u64| DeltaSummary {
+        count: count as u32,
+        sum: ns(sum),
+        min_prefix: ns(first),
+        max_prefix: ns(sum),
+        negatives: 0,
+    };
+    // The whole array summed without converting each number (the usual case: as many
+    // samples as deltas), else the first `limit` one by one.
+    match plain_sum(b, r) {
+        Some(s) if s.count <= limit => return Ok(plain(s.count, s.first, s.sum)),
+        Some(_) => {
+            let (mut count, mut first, mut sum) = (0usize, 0u64, 0u64);
+            let read = plain_uints(b, r, |us| {
+                if count < limit {
+                    first = if count == 0 { us } else { first };
+                    sum += us; // at most 10^8 per element: no overflow before 9·10^10
+                    count += 1;
+                }
+            });
+            if read.is_some() {
+                return Ok(plain(count, first, sum));
+            }
         }
-    });
-    if plain.is_some() {
-        let ns = |us: u64| TimeDelta::from_nanos((us as i64).saturating_mul(1000));
-        return Ok(DeltaSummary {
-            count: count as u32,
-            sum: ns(sum),
-            min_prefix: ns(first),
-            max_prefix: ns(sum),
-            negatives: 0,
-        });
+        None => {}
     }
     // (pairs taken, sum, lowest and highest running sum, negatives), all in ns.
     let init = (0usize, 0i64, i64::MAX, i64::MIN, 0u32);

@@ -479,6 +479,177 @@ pub fn plain_uints(b: &[u8], r: &std::ops::Range<usize>, mut f: impl FnMut(u64))
     Some(count + 1)
 }
 
+/// What [`plain_sum`] gives for an array of plain integers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlainSum {
+    /// Number of elements.
+    pub count: usize,
+    /// The first element (0 for an empty array).
+    pub first: u64,
+    /// The sum of all elements.
+    pub sum: u64,
+}
+
+/// The count, first element and sum of the array at `b[r]` when it is one that
+/// [`plain_uints`] accepts (integers of 1–8 digits, single commas, nothing else); `None`
+/// otherwise, exactly when `plain_uints` would refuse it.
+///
+/// The numbers are not converted one by one: a digit's weight is 10^k where k is the
+/// number of digits after it in its number, so the sum is Σ_k 10^k × (the sum of the
+/// digits with k digits after them). The digits of each k are found as bit masks, 64
+/// bytes at a time from the array's end backwards (a number crossing into the next block
+/// carries its k over), and summed 16 at a time with one SIMD sum of absolute differences.
+pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
+    if r.end < r.start + 2 || b.get(r.start) != Some(&b'[') || b.get(r.end - 1) != Some(&b']') {
+        return None;
+    }
+    let content = &b[r.start + 1..r.end - 1];
+    let n = content.len();
+    if n == 0 {
+        return Some(PlainSum::default());
+    }
+    if content[0] == b',' || content[n - 1] == b',' {
+        return None;
+    }
+    let mut levels = DigitLevels::default();
+    // `carry` bit k: the next block's first byte is a digit with k digits after it;
+    // `next_c0`: it is a comma.
+    let (mut carry, mut next_c0, mut commas) = (0u32, false, 0usize);
+    let mut first_comma = n;
+    for start in (0..n).step_by(64).rev() {
+        let mut tail = [b','; 64];
+        let block: &[u8; 64] = match content.get(start..start + 64) {
+            Some(s) => s.try_into().expect("64 bytes"),
+            None => {
+                tail[..n - start].copy_from_slice(&content[start..]);
+                &tail
+            }
+        };
+        let valid = if n - start >= 64 {
+            !0u64
+        } else {
+            (1u64 << (n - start)) - 1
+        };
+        let (mut c, mut others) = (0u64, 0u64);
+        for k in 0..4 {
+            let (ck, ok) = classify16(block[16 * k..16 * k + 16].try_into().expect("16 bytes"));
+            c |= (ck as u64) << (16 * k);
+            others |= (ok as u64) << (16 * k);
+        }
+        c &= valid;
+        if others & valid != 0 {
+            return None;
+        }
+        // A comma right after a comma is an empty element (a comma first or last in the
+        // array was refused above).
+        if c & ((c >> 1) | ((next_c0 as u64) << 63)) != 0 {
+            return None;
+        }
+        let digits = !c & valid;
+        commas += c.count_ones() as usize;
+        if c != 0 {
+            first_comma = start + c.trailing_zeros() as usize;
+        }
+        // Digits with no digit after them: before a comma, or last in the array.
+        let sep_next = next_c0 || start + 64 >= n;
+        let ends = ((c | !valid) >> 1) | ((sep_next as u64) << 63);
+        let mut at = digits & ends;
+        let mut out = 0u32;
+        let mut k = 0;
+        loop {
+            levels.add(k, block, at);
+            out |= ((at & 1) as u32) << k;
+            let next = digits & ((at >> 1) | (((carry >> k) & 1) as u64) << 63);
+            if k == 7 {
+                if next != 0 {
+                    return None; // a ninth digit
+                }
+                break;
+            }
+            k += 1;
+            if next == 0 && carry >> k == 0 {
+                break;
+            }
+            at = next;
+        }
+        carry = out;
+        next_c0 = c & 1 == 1;
+    }
+    let first = uint_at(content, 0, first_comma)?;
+    Some(PlainSum {
+        count: commas + 1,
+        first,
+        sum: levels.total(),
+    })
+}
+
+/// Digit sums by level (see [`plain_sum`]): `add(k, block, mask)` adds the digits of the
+/// bytes of `block` selected by `mask` to level k (0–7).
+#[derive(Default)]
+struct DigitLevels {
+    #[cfg(target_arch = "x86_64")]
+    sums: [[u64; 2]; 8],
+    #[cfg(not(target_arch = "x86_64"))]
+    sums: [u64; 8],
+}
+
+impl DigitLevels {
+    #[inline(always)]
+    fn add(&mut self, k: usize, block: &[u8; 64], mask: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            // SAFETY: SSE2 is part of the x86_64 baseline; the loads read the 64 bytes of
+            // `block` and the 16 of `self.sums[k]`, unaligned.
+            unsafe {
+                // Each mask byte repeated eight times, two mask bytes per 16-byte quarter.
+                let m = _mm_cvtsi64_si128(mask as i64);
+                let m = _mm_unpacklo_epi8(m, m);
+                let (lo, hi) = (_mm_unpacklo_epi16(m, m), _mm_unpackhi_epi16(m, m));
+                let quarters = [
+                    _mm_unpacklo_epi32(lo, lo),
+                    _mm_unpackhi_epi32(lo, lo),
+                    _mm_unpacklo_epi32(hi, hi),
+                    _mm_unpackhi_epi32(hi, hi),
+                ];
+                let bit = _mm_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
+                let zero = _mm_set1_epi8(b'0' as i8);
+                let mut acc = _mm_loadu_si128(self.sums[k].as_ptr().cast());
+                for (q, spread) in quarters.into_iter().enumerate() {
+                    let selected = _mm_cmpeq_epi8(_mm_and_si128(spread, bit), bit);
+                    let v = _mm_loadu_si128(block[16 * q..].as_ptr().cast());
+                    // |byte - '0'| summed over the selected bytes (others give 0 - 0).
+                    let sad =
+                        _mm_sad_epu8(_mm_and_si128(v, selected), _mm_and_si128(zero, selected));
+                    acc = _mm_add_epi64(acc, sad);
+                }
+                _mm_storeu_si128(self.sums[k].as_mut_ptr().cast(), acc);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let mut m = mask;
+            while m != 0 {
+                self.sums[k] += (block[m.trailing_zeros() as usize] - b'0') as u64;
+                m &= m - 1;
+            }
+        }
+    }
+
+    /// Σ_k 10^k × the digit sum of level k.
+    fn total(&self) -> u64 {
+        let mut t = 0u64;
+        for k in (0..8).rev() {
+            #[cfg(target_arch = "x86_64")]
+            let s = self.sums[k][0] + self.sums[k][1];
+            #[cfg(not(target_arch = "x86_64"))]
+            let s = self.sums[k];
+            t = t * 10 + s;
+        }
+        t
+    }
+}
+
 /// Bit masks of the commas and of the bytes that are neither commas nor ASCII digits in a
 /// 16-byte block (bit k for byte k).
 #[inline(always)]
@@ -790,6 +961,18 @@ mod tests {
         assert_eq!(read(b"[]"), Some((0, vec![])));
         assert_eq!(read(b"[7]"), Some((1, vec![7])));
         assert_eq!(read(b"[12345678,0,99]"), Some((3, vec![12_345_678, 0, 99])));
+        let sum = |b: &[u8]| plain_sum(b, &(0..b.len())).map(|s| (s.count, s.first, s.sum));
+        assert_eq!(sum(b"[]"), Some((0, 0, 0)));
+        assert_eq!(sum(b"[12345678,0,99]"), Some((3, 12_345_678, 12_345_777)));
+        // 64-byte blocks: a number across the boundary, a comma on each side of one.
+        let cross = format!("[{}12345678,9]", "1,".repeat(30));
+        assert_eq!(sum(cross.as_bytes()), Some((32, 1, 30 + 12_345_687)));
+        for k in 28..34 {
+            // `,,` at content offsets 57–67, and a nine-digit number across offset 64.
+            let empty = format!("[{}1,,2]", "1,".repeat(k));
+            let long = format!("[{}123456789]", "1,".repeat(k));
+            assert_eq!((sum(empty.as_bytes()), sum(long.as_bytes())), (None, None));
+        }
         // Left to the general path: 9+ digits, signs, decimals, spaces, empty elements.
         for odd in [
             &b"[123456789]"[..],
@@ -805,6 +988,7 @@ mod tests {
             b"[1",
         ] {
             assert_eq!(read(odd), None, "{}", String::from_utf8_lossy(odd));
+            assert_eq!(plain_sum(odd, &(0..odd.len())), None);
         }
     }
 
@@ -827,13 +1011,23 @@ mod tests {
             b.push(']');
             let b = b.as_bytes();
             let mut fast = vec![];
+            let sum = plain_sum(b, &(0..b.len()));
             match plain_uints(b, &(0..b.len()), |v| fast.push(v as i64)) {
                 Some(n) => {
+                    let expected = PlainSum {
+                        count: n,
+                        first: fast.first().map_or(0, |&v| v as u64),
+                        sum: fast.iter().sum::<i64>() as u64,
+                    };
+                    assert_eq!(sum, Some(expected), "{}", String::from_utf8_lossy(b));
                     assert_eq!(n, fast.len());
                     assert_eq!(Some(fast), general(b), "{}", String::from_utf8_lossy(b));
                 }
                 // Only a number past 8 digits sends a well-formed array elsewhere.
-                None => assert!(general(b).unwrap().iter().any(|&v| v >= 100_000_000)),
+                None => {
+                    assert!(general(b).unwrap().iter().any(|&v| v >= 100_000_000));
+                    assert_eq!(sum, None);
+                }
             }
         }
     }
