@@ -38,39 +38,56 @@ pub struct ChunkLayout {
 /// duplicated key counts by its last occurrence, as in a JSON parser) and each array is
 /// skipped with a single search for its `]`.
 pub fn layout(args: &[u8]) -> Lexed<ChunkLayout> {
-    let mut out = ChunkLayout::default();
     if args.first() != Some(&b'{') {
-        out.no_data = true;
-        return Ok(out);
+        return Ok(ChunkLayout {
+            no_data: true,
+            ..ChunkLayout::default()
+        });
     }
+    layout_at(args, 0).map(|(l, _)| l)
+}
+
+/// True when the value at `b[i]` starts as a `ProfileChunk`'s or `CpuProfile`'s `args`
+/// do (`{"data":{"cpuProfile":` or `{"data":{"timeDeltas":`, no whitespace), so that
+/// reading its [`layout_at`] while walking the event costs nothing extra: the walk would
+/// otherwise skip these bytes once, and [`layout`] read them again.
+pub fn looks_like_chunk(b: &[u8], i: usize) -> bool {
+    let rest = &b[i.min(b.len())..];
+    rest.starts_with(br#"{"data":{"cpuProfile":"#) || rest.starts_with(br#"{"data":{"timeDeltas":"#)
+}
+
+/// [`layout`] of the object at `b[i]` (`{`), with ranges relative to `b[i]`, and the
+/// offset just past the object.
+pub fn layout_at(b: &[u8], i: usize) -> Lexed<(ChunkLayout, usize)> {
+    let mut out = ChunkLayout::default();
     // (`data` seen as an object, `timeDeltas` beside `cpuProfile`, inside it).
     let (mut data, mut outer_deltas, mut inner_deltas) = (false, None, None);
-    object(args, 0, |k, v| {
+    let end = object(b, i, |k, v| {
         if k != b"data" {
             return None;
         }
         // A later `data` replaces an earlier one.
         (out, outer_deltas, inner_deltas) = (ChunkLayout::default(), None, None);
-        data = args.get(v) == Some(&b'{');
+        data = b.get(v) == Some(&b'{');
         data.then(|| {
-            object(args, v, |k, v| match k {
-                b"timeDeltas" => Some(array(args, v).inspect(|&e| outer_deltas = Some(v..e))),
+            object(b, v, |k, v| match k {
+                b"timeDeltas" => Some(array(b, v).inspect(|&e| outer_deltas = Some(v..e))),
                 b"cpuProfile" => {
                     (out.nodes, out.samples, out.start_time, inner_deltas) =
                         (None, None, None, None);
-                    (args.get(v) == Some(&b'{')).then(|| {
-                        object(args, v, |k, v| {
+                    (b.get(v) == Some(&b'{')).then(|| {
+                        object(b, v, |k, v| {
                             let slot = match k {
                                 b"nodes" => &mut out.nodes,
                                 b"samples" => &mut out.samples,
                                 b"timeDeltas" => &mut inner_deltas,
                                 b"startTime" => {
-                                    let e = skip_value(args, v);
+                                    let e = skip_value(b, v);
                                     return Some(e.inspect(|&e| out.start_time = Some(v..e)));
                                 }
                                 _ => return None,
                             };
-                            Some(array(args, v).inspect(|&e| *slot = Some(v..e)))
+                            Some(array(b, v).inspect(|&e| *slot = Some(v..e)))
                         })
                     })
                 }
@@ -80,7 +97,12 @@ pub fn layout(args: &[u8]) -> Lexed<ChunkLayout> {
     })?;
     out.no_data = !data;
     out.deltas = outer_deltas.or(inner_deltas);
-    Ok(out)
+    let to_args = |r: Option<Range<usize>>| r.map(|r| r.start - i..r.end - i);
+    out.nodes = to_args(out.nodes);
+    out.samples = to_args(out.samples);
+    out.deltas = to_args(out.deltas);
+    out.start_time = to_args(out.start_time);
+    Ok((out, end))
 }
 
 /// Skips the value at `b[v]`, with a fast path for an array with no string or nested

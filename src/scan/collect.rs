@@ -249,8 +249,12 @@ impl Collector {
                 .add("events whose args are not valid JSON (skipped)", 1);
             None
         };
-        let Ok(layout) = chunk::layout(args) else {
-            return bad(self);
+        let layout = match &ev.chunk_layout {
+            Some(l) => l.clone(),
+            None => match chunk::layout(args) {
+                Ok(l) => l,
+                Err(_) => return bad(self),
+            },
         };
         let mut out = ChunkData::default();
         if let Some(r) = &layout.nodes {

@@ -6,7 +6,8 @@
 //! lies in the bytes and skips everything else; `args` stays raw until a later stage
 //! decides the event matters.
 
-use super::json::{self, Lexed, members, string_content};
+use super::chunk::{self, ChunkLayout};
+use super::json::{self, Lexed, object, skip_value, string_content};
 use crate::time::{TimeDelta, Timestamp};
 
 /// The `ph` (phase) of a trace event.
@@ -48,7 +49,7 @@ impl Phase {
 /// The top level of one trace event, borrowing the file's bytes. String fields hold the
 /// raw content between the quotes (escapes not resolved; the names taskchain matches
 /// never contain any).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct TraceEvent<'a> {
     /// 0-based byte offset of the event's `{` in the whole file: a unique, deterministic
     /// "file order" key, also when the file is scanned in parallel ranges.
@@ -66,6 +67,9 @@ pub struct TraceEvent<'a> {
     raw_id: Option<&'a [u8]>,
     /// `args` as raw JSON bytes (object, string such as `"__stripped__"`, ...), if present.
     pub args: Option<&'a [u8]>,
+    /// The [`chunk::layout`] of `args`, read during the parse when `args` starts as a
+    /// `ProfileChunk`'s does ([`chunk::looks_like_chunk`]); `None` otherwise.
+    pub chunk_layout: Option<ChunkLayout>,
 }
 
 impl<'a> TraceEvent<'a> {
@@ -84,10 +88,23 @@ impl<'a> TraceEvent<'a> {
             raw_dur: None,
             raw_id: None,
             args: None,
+            chunk_layout: None,
         };
         let mut raw_ph = None;
-        let end = members(b, i, |key, r| {
-            let raw = &b[r];
+        let end = object(b, i, |key, v| {
+            if key == b"args" && chunk::looks_like_chunk(b, v) {
+                // Read the layout in place of skipping (on an error: skip, as for any).
+                if let Ok((layout, end)) = chunk::layout_at(b, v) {
+                    ev.args = Some(&b[v..end]);
+                    ev.chunk_layout = Some(layout);
+                    return Some(Ok(end));
+                }
+            }
+            let end = match skip_value(b, v) {
+                Ok(end) => end,
+                e => return Some(e),
+            };
+            let raw = &b[v..end];
             match key {
                 b"ph" => raw_ph = Some(raw),
                 b"name" => ev.name = string_content(raw).unwrap_or(b""),
@@ -97,9 +114,13 @@ impl<'a> TraceEvent<'a> {
                 b"ts" => ev.raw_ts = Some(raw),
                 b"dur" => ev.raw_dur = Some(raw),
                 b"id" => ev.raw_id = Some(raw),
-                b"args" => ev.args = Some(raw),
+                b"args" => {
+                    ev.args = Some(raw);
+                    ev.chunk_layout = None; // a later `args` replaces an earlier one
+                }
                 _ => {}
             }
+            Some(Ok(end))
         })?;
         ev.ph = Phase::from_raw(raw_ph);
         Ok((ev, end))
@@ -157,6 +178,34 @@ mod tests {
         assert_eq!(ev.dur(), Some(TimeDelta::from_micros(2000)));
         assert_eq!(ev.id().as_deref(), Some("0x1"));
         assert_eq!(ev.args, Some(&br#"{"data":{"name":"x","ph":"B"}}"#[..]));
+    }
+
+    #[test]
+    fn chunk_args_are_laid_out_while_walking() {
+        let b = br#"{"args":{"data":{"cpuProfile":{"nodes":[{"id":1}],"samples":[1,1]},"timeDeltas":[5,7]}},"name":"ProfileChunk","ph":"P"}"#;
+        let (ev, end) = TraceEvent::parse(b, 0, 0).unwrap();
+        assert_eq!(end, b.len());
+        let args = ev.args.unwrap();
+        assert_eq!(
+            args,
+            br#"{"data":{"cpuProfile":{"nodes":[{"id":1}],"samples":[1,1]},"timeDeltas":[5,7]}}"#
+        );
+        let layout = ev.chunk_layout.unwrap();
+        assert_eq!(&args[layout.samples.clone().unwrap()], b"[1,1]");
+        assert_eq!(&args[layout.deltas.clone().unwrap()], b"[5,7]");
+        assert_eq!(&args[layout.nodes.clone().unwrap()], br#"[{"id":1}]"#);
+        assert_eq!(layout, chunk::layout(args).unwrap());
+        // Other args, and chunk args that are not JSON inside, are skipped as before.
+        let b = br#"{"args":{"data":{"url":"x"}},"ph":"X"}"#;
+        let (ev, _) = TraceEvent::parse(b, 0, 0).unwrap();
+        assert_eq!(
+            (ev.args, ev.chunk_layout),
+            (Some(&br#"{"data":{"url":"x"}}"#[..]), None)
+        );
+        let b = br#"{"args":{"data":{"timeDeltas":[1,2] 3}},"ph":"P"}"#;
+        let (ev, _) = TraceEvent::parse(b, 0, 0).unwrap();
+        assert_eq!(ev.args, Some(&br#"{"data":{"timeDeltas":[1,2] 3}}"#[..]));
+        assert_eq!(ev.chunk_layout, None);
     }
 
     #[test]
