@@ -10,7 +10,8 @@ use std::collections::HashMap;
 
 use super::index::StackIndex;
 use super::tables::SampleTable;
-use crate::scan::records::{NodeId, ProfileChunk};
+use crate::scan::json::plain_uints;
+use crate::scan::records::{NodeId, ProfileChunk, SampleArrays};
 use crate::time::{TimeDelta, Timestamp};
 
 /// Node id → stack: a dense table when ids are small (Chrome numbers nodes 1, 2, 3, …),
@@ -267,6 +268,53 @@ impl Placement {
         unknown
     }
 
+    /// [`Placement::append_rows`] for a chunk still in the file whose two arrays are as
+    /// Chrome writes them ([`crate::scan::json::plain_uints`]: no negative deltas) and
+    /// name only known nodes: the rows are built while the arrays are read, with no
+    /// buffers between. Returns false, having appended nothing, for any other chunk (the
+    /// caller then takes the general path).
+    fn append_plain(
+        &self,
+        i: usize,
+        file: Option<&[u8]>,
+        stacks: &NodeStacks,
+        ts: &mut Vec<Timestamp>,
+        stack: &mut Vec<StackIndex>,
+    ) -> bool {
+        let (
+            Some(b),
+            SampleArrays::InFile {
+                samples,
+                deltas,
+                summary,
+            },
+        ) = (file, &self.chunks[i].samples)
+        else {
+            return false;
+        };
+        let (n, len) = (summary.count as usize, ts.len());
+        let mut t = self.base[i];
+        let times = plain_uints(b, &deltas.range(), |us| {
+            t = t + TimeDelta::from_nanos(us as i64 * 1000);
+            ts.push(t);
+        });
+        let mut known = true;
+        let ids = times.filter(|&c| c == n).and_then(|_| {
+            plain_uints(b, &samples.range(), |id| {
+                match stacks.get(NodeId(id as i64)) {
+                    Some(s) => stack.push(s),
+                    None => known = false,
+                }
+            })
+        });
+        if ids == Some(n) && known {
+            return true;
+        }
+        ts.truncate(len);
+        stack.truncate(len);
+        false
+    }
+
     /// The samples of the chunks that meet `[start, end)`, read from `file` where needed.
     pub fn window(
         &self,
@@ -297,6 +345,9 @@ impl Placement {
                         stack.extend_from_slice(&d.stack[r]);
                     }
                 }
+                continue;
+            }
+            if self.append_plain(i, file, stacks, &mut ts, &mut stack) {
                 continue;
             }
             if !self.chunks[i]
@@ -363,6 +414,63 @@ mod tests {
             [106, 110, 126, 131]
         );
         assert_eq!(w.reordered, [t(106)]);
+    }
+
+    #[test]
+    fn chunks_in_the_file_give_the_same_rows_on_the_plain_and_general_paths() {
+        // A: plain arrays; B: names node 9 (unknown); C: spaces in its deltas (general
+        // path); D: a sample more than deltas (cut to 2 pairs).
+        let file = b"[1,2,1] [10,20,5] [1,9,2] [10,20,5] [2,2,2] [3, 4, 5] [1,1,1] [6,6]";
+        let at = |k: usize| {
+            let starts: Vec<usize> = (0..file.len()).filter(|&i| file[i] == b'[').collect();
+            let end = starts[k] + file[starts[k]..].iter().position(|&c| c == b']').unwrap();
+            starts[k]..end + 1
+        };
+        let chunk = |s: usize, d: usize| {
+            let n = crate::scan::chunk::count_elements(file, &at(s))
+                .min(crate::scan::chunk::count_elements(file, &at(d)));
+            ProfileChunk {
+                ts: Timestamp::default(),
+                order: 0,
+                samples: SampleArrays::InFile {
+                    samples: crate::scan::records::Span::of(at(s)),
+                    deltas: crate::scan::records::Span::of(at(d)),
+                    summary: crate::scan::chunk::summarize_deltas(file, &at(d), n).unwrap(),
+                },
+            }
+        };
+        let p = Placement::new(
+            Timestamp::default(),
+            vec![chunk(0, 1), chunk(2, 3), chunk(4, 5), chunk(6, 7)],
+        );
+        let stacks = NodeStacks::new(
+            [
+                (NodeId(1), StackIndex::new(0)),
+                (NodeId(2), StackIndex::new(1)),
+            ]
+            .into_iter(),
+        );
+        let t = Timestamp::from_micros;
+        let w = p.window(t(0), t(1000), Some(file), &stacks);
+        let rows: Vec<(i64, usize)> = (w.table.ts.iter().zip(&w.table.stack))
+            .map(|(t, s)| (t.as_nanos() / 1000, s.index()))
+            .collect();
+        // A from 0: 10, 30, 35; B from 35: 45, (65 unknown), 70; C from 70: 73, 77, 82;
+        // D from 82: 88, 94.
+        let expected = [
+            (10, 0),
+            (30, 1),
+            (35, 0),
+            (45, 0),
+            (70, 1),
+            (73, 1),
+            (77, 1),
+            (82, 1),
+            (88, 0),
+            (94, 0),
+        ];
+        assert_eq!(rows, expected);
+        assert_eq!((w.unknown, w.unreadable), (1, 0));
     }
 
     #[test]
