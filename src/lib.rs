@@ -36,6 +36,10 @@ use time::TimeDelta;
 
 pub use batch::{BatchSummary, run};
 
+/// The hash map of the hot paths (per-task-event, per-chunk and per-node lookups): std's
+/// map with foldhash, a fast hasher (randomly seeded per process), instead of SipHash.
+pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
 /// What to analyse and how: the resolved command line.
 #[derive(Clone, Debug)]
 pub struct Config {

@@ -60,7 +60,7 @@ pub fn top_level_tasks(
     trace_end: Timestamp,
     diagnostics: &mut Diagnostics,
 ) -> HashMap<ThreadKey, Vec<TopLevelTask>> {
-    let mut per_thread: HashMap<ThreadKey, Vec<&TaskMark>> = HashMap::new();
+    let mut per_thread: crate::FastMap<ThreadKey, Vec<&TaskMark>> = Default::default();
     for m in marks {
         if threads.binary_search(&m.thread).is_ok() {
             per_thread.entry(m.thread).or_default().push(m);

@@ -9,8 +9,6 @@
 //! Samples are not read here: chunks are only placed in time ([`Placement`]) and read one
 //! window at a time by the chain stage.
 
-use std::collections::HashMap;
-
 use super::index::StackIndex;
 use super::samples::{NodeStacks, Placement};
 use super::tables::{FrameTable, StackTable};
@@ -25,7 +23,7 @@ use crate::time::{TimeDelta, Timestamp};
 pub struct ProfileBuilder {
     origin: Origin,
     nodes: Vec<Node>,
-    node_row: HashMap<NodeId, usize>,
+    node_row: crate::FastMap<NodeId, usize>,
     chunks: Vec<ProfileChunk>,
     duplicate_nodes: u64,
 }
@@ -36,7 +34,7 @@ impl ProfileBuilder {
         ProfileBuilder {
             origin,
             nodes: Vec::new(),
-            node_row: HashMap::new(),
+            node_row: Default::default(),
             chunks: Vec::new(),
             duplicate_nodes: 0,
         }
@@ -120,7 +118,7 @@ impl ProfileBuilder {
 
     /// Row of each node's parent: from `parent`, else from a `children` list naming it.
     fn parent_rows(&self, diagnostics: &mut Diagnostics) -> Vec<Option<usize>> {
-        let mut from_children: HashMap<NodeId, NodeId> = HashMap::new();
+        let mut from_children: crate::FastMap<NodeId, NodeId> = Default::default();
         for n in &self.nodes {
             for c in &n.children {
                 from_children.entry(*c).or_insert(n.id);

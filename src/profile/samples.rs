@@ -21,7 +21,7 @@ pub enum NodeStacks {
     /// `dense[id]`, `None` for ids no node has.
     Dense(Vec<Option<StackIndex>>),
     /// Sparse or large ids.
-    Sparse(HashMap<NodeId, StackIndex>),
+    Sparse(crate::FastMap<NodeId, StackIndex>),
 }
 
 impl NodeStacks {

@@ -5,8 +5,6 @@
 //! parent's index is always smaller than its child's; frames are interned by their whole
 //! `callFrame`.
 
-use std::collections::HashMap;
-
 use super::index::{FrameIndex, StackIndex};
 use crate::scan::records::CallFrame;
 use crate::time::Timestamp;
@@ -54,7 +52,7 @@ impl FrameKind {
 pub struct FrameTable {
     frames: Vec<CallFrame>,
     kinds: Vec<FrameKind>,
-    index: HashMap<CallFrame, FrameIndex>,
+    index: crate::FastMap<CallFrame, FrameIndex>,
 }
 
 impl FrameTable {
@@ -92,7 +90,7 @@ impl FrameTable {
 pub struct StackTable {
     frame: Vec<FrameIndex>,
     parent: Vec<Option<StackIndex>>,
-    index: HashMap<(FrameIndex, Option<StackIndex>), StackIndex>,
+    index: crate::FastMap<(FrameIndex, Option<StackIndex>), StackIndex>,
 }
 
 impl StackTable {

@@ -171,22 +171,44 @@ pub fn count_elements(b: &[u8], r: &Range<usize>) -> usize {
     }
 }
 
-/// Summarises the first `limit` deltas of the array at `b[r]`.
-pub fn summarize_deltas(b: &[u8], r: &Range<usize>, limit: usize) -> Lexed<DeltaSummary> {
-    // Chrome's arrays (non-negative deltas): the running sum only grows, so its lowest
-    // value is the first delta and its highest the total.
+/// The summary of non-negative deltas (µs) from their count, first and sum: the running
+/// sum only grows, so its lowest value is the first delta and its highest the total.
+fn plain_summary(count: usize, first: u64, sum: u64) -> DeltaSummary {
     let ns = |us: u64| TimeDelta::from_nanos((us as i64).saturating_mul(1000));
-    let plain = |count: usize, first: u64, sum: u64| DeltaSummary {
+    DeltaSummary {
         count: count as u32,
         sum: ns(sum),
         min_prefix: ns(first),
         max_prefix: ns(sum),
         negatives: 0,
-    };
+    }
+}
+
+/// A chunk's two arrays at `b[samples]` and `b[deltas]`: (number of samples, number of
+/// deltas, the summary of the first min of the two deltas). Errors only for deltas that
+/// are not a JSON number array.
+pub fn summarize_chunk(
+    b: &[u8],
+    samples: &Range<usize>,
+    deltas: &Range<usize>,
+) -> Lexed<(usize, usize, DeltaSummary)> {
+    let ns = count_elements(b, samples);
+    // Chrome's arrays: the deltas counted and summed in one pass.
+    if let Some(s) = plain_sum(b, deltas)
+        && s.count <= ns
+    {
+        return Ok((ns, s.count, plain_summary(s.count, s.first, s.sum)));
+    }
+    let nd = count_elements(b, deltas);
+    Ok((ns, nd, summarize_deltas(b, deltas, ns.min(nd))?))
+}
+
+/// Summarises the first `limit` deltas of the array at `b[r]`.
+pub fn summarize_deltas(b: &[u8], r: &Range<usize>, limit: usize) -> Lexed<DeltaSummary> {
     // The whole array summed without converting each number (the usual case: as many
     // samples as deltas), else the first `limit` one by one.
     match plain_sum(b, r) {
-        Some(s) if s.count <= limit => return Ok(plain(s.count, s.first, s.sum)),
+        Some(s) if s.count <= limit => return Ok(plain_summary(s.count, s.first, s.sum)),
         Some(_) => {
             let (mut count, mut first, mut sum) = (0usize, 0u64, 0u64);
             let read = plain_uints(b, r, |us| {
@@ -197,7 +219,7 @@ pub fn summarize_deltas(b: &[u8], r: &Range<usize>, limit: usize) -> Lexed<Delta
                 }
             });
             if read.is_some() {
-                return Ok(plain(count, first, sum));
+                return Ok(plain_summary(count, first, sum));
             }
         }
         None => {}
@@ -322,6 +344,24 @@ mod tests {
             assert_eq!(ds, [1, 5, 3].map(TimeDelta::from_micros));
             assert_eq!(ids, [5, 3, 10].map(NodeId));
         }
+    }
+
+    #[test]
+    fn chunk_summaries_take_the_shorter_array() {
+        // Deltas 5, 3, 10 (plain, or with a space: general); samples 3, 2 or 4 long.
+        for deltas in ["[5,3,10]", "[5, 3,10]"] {
+            for (samples, n, sum) in [("[1,1,1]", 3, 18), ("[1,1]", 2, 8), ("[1,1,1,1]", 3, 18)] {
+                let b = format!("{samples}{deltas}");
+                let (sr, dr) = (0..samples.len(), samples.len()..b.len());
+                let (ns, nd, s) = summarize_chunk(b.as_bytes(), &sr, &dr).unwrap();
+                assert_eq!((ns, nd), (samples.len() / 2, 3), "{b}");
+                assert_eq!(s.count as usize, n, "{b}");
+                assert_eq!(s.sum, TimeDelta::from_micros(sum), "{b}");
+                assert_eq!(s.min_prefix, TimeDelta::from_micros(5), "{b}");
+            }
+        }
+        let b = b"[1][x]";
+        assert!(summarize_chunk(b, &(0..3), &(3..6)).is_err());
     }
 
     #[test]

@@ -280,20 +280,15 @@ impl Collector {
             }
             return Some(out);
         };
-        let (ns, nd) = (
-            chunk::count_elements(args, sr),
-            chunk::count_elements(args, dr),
-        );
+        let Ok((ns, nd, summary)) = chunk::summarize_chunk(args, sr, dr) else {
+            return bad(self);
+        };
         if ns != nd {
             self.t.diagnostics.add(
                 "chunks whose samples and timeDeltas differ in length (truncated to the shorter)",
                 1,
             );
         }
-        let n = ns.min(nd);
-        let Ok(summary) = chunk::summarize_deltas(args, dr, n) else {
-            return bad(self);
-        };
         // The arrays as they lie in `args`; read now or later by the same code, so both
         // ways give the same samples (or the same unreadable chunk) for any input.
         let here = SampleArrays::InFile {

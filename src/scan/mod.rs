@@ -113,7 +113,7 @@ pub struct ScannedTrace {
     /// `Profile` events.
     pub profiles: Vec<ProfileEvent>,
     /// `ProfileChunk` events' samples and nodes, by profile (pid, id).
-    pub profile_data: HashMap<ProfileKey, ProfileData>,
+    pub profile_data: crate::FastMap<ProfileKey, ProfileData>,
     /// Legacy `CpuProfile` events.
     pub cpu_profiles: Vec<CpuProfileEvent>,
     /// Renderer pids that hosted the outermost main frame, per `TracingStartedInBrowser`,
