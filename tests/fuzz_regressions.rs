@@ -6,6 +6,10 @@
 //! (`[,{...}]`) and `number-before-first-event` (`[1,{...}]`) were refused read whole (the
 //! first element was not an object) but read as a stream; both ways now read the events,
 //! and an array with no object at all is refused the same way by both.
+//! `chunk-args-cut-by-a-block`: `ProfileChunk` args with braces inside a number array,
+//! cut by a block boundary; the stream skipped the cut args by their braces (ending them
+//! early) where the whole file read them to their real end. Cut chunk args now wait for
+//! the rest of the bytes.
 
 use taskchain::{Settings, analyze_bytes, analyze_stream};
 

@@ -93,11 +93,19 @@ impl<'a> TraceEvent<'a> {
         let mut raw_ph = None;
         let end = object(b, i, |key, v| {
             if key == b"args" && chunk::looks_like_chunk(b, v) {
-                // Read the layout in place of skipping (on an error: skip, as for any).
-                if let Ok((layout, end)) = chunk::layout_at(b, v) {
-                    ev.args = Some(&b[v..end]);
-                    ev.chunk_layout = Some(layout);
-                    return Some(Ok(end));
+                // Read the layout in place of skipping. Bytes that end inside the args
+                // are incomplete, never skipped: a stream must wait for the rest and then
+                // read them as a whole file would. Not JSON inside: skip, as for any.
+                match chunk::layout_at(b, v) {
+                    Ok((layout, end)) => {
+                        ev.args = Some(&b[v..end]);
+                        ev.chunk_layout = Some(layout);
+                        return Some(Ok(end));
+                    }
+                    Err(json::LexError::Incomplete) => {
+                        return Some(Err(json::LexError::Incomplete));
+                    }
+                    Err(json::LexError::Malformed { .. }) => {}
                 }
             }
             let end = match skip_value(b, v) {
@@ -201,6 +209,13 @@ mod tests {
         assert_eq!(
             (ev.args, ev.chunk_layout),
             (Some(&br#"{"data":{"url":"x"}}"#[..]), None)
+        );
+        // An array left open in chunk args: incomplete (a stream waits for more bytes),
+        // though skipping the args by their braces alone would end them early.
+        let b = br#"{"args":{"data":{"timeDeltas":[5,}}},"ph":"X"}"#;
+        assert_eq!(
+            TraceEvent::parse(b, 0, 0).unwrap_err(),
+            json::LexError::Incomplete
         );
         let b = br#"{"args":{"data":{"timeDeltas":[1,2] 3}},"ph":"P"}"#;
         let (ev, _) = TraceEvent::parse(b, 0, 0).unwrap();
