@@ -50,6 +50,10 @@ pub struct Collector {
     main_frame_pids: BTreeSet<Pid>,
     commits: Vec<MainFrameCommit>,
     pseudo_pids: HashMap<String, i64>,
+    /// The last `ProfileChunk`'s thread and raw `id` bytes, and its key in
+    /// `profile_data`: consecutive chunks are nearly always of one profile, and matching
+    /// the raw bytes spares building the key (an unescaped string) for each.
+    last_chunk: Option<(ThreadKey, Option<Vec<u8>>, ProfileKey)>,
 }
 
 impl Collector {
@@ -202,11 +206,23 @@ impl Collector {
     fn chunk(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
         let data = self.sample_data(ev).unwrap_or_default();
         let ts = ts.unwrap_or_default();
-        let entry = self
-            .t
-            .profile_data
-            .entry((thread.pid, Self::profile_id(ev, thread)))
-            .or_default();
+        // Keyed by (pid, id), or (pid, tid) without an id: the thread matters only then.
+        let raw_id = ev.raw_id();
+        let same = self.last_chunk.as_ref().is_some_and(|(t, id, _)| {
+            t.pid == thread.pid && id.as_deref() == raw_id && (raw_id.is_some() || *t == thread)
+        });
+        if !same {
+            let key = (thread.pid, Self::profile_id(ev, thread));
+            self.t.profile_data.entry(key.clone()).or_default();
+            self.last_chunk = Some((thread, raw_id.map(<[u8]>::to_vec), key));
+        }
+        let Some(entry) = self
+            .last_chunk
+            .as_ref()
+            .and_then(|(_, _, key)| self.t.profile_data.get_mut(key))
+        else {
+            return; // not reached: the key was entered when it was memoised
+        };
         if !data.nodes.is_empty() || data.start_time.is_some() {
             entry.nodes.push(ChunkNodes {
                 ts,

@@ -154,6 +154,10 @@ impl<'a> TraceEvent<'a> {
             .and_then(json::micros_to_nanos)
             .map(TimeDelta::from_nanos)
     }
+    /// `id` as raw JSON bytes (`"0x1"` with its quotes, `7`), if present.
+    pub fn raw_id(&self) -> Option<&'a [u8]> {
+        self.raw_id
+    }
     /// `id` normalised to text: `"0x1"` → `0x1`, `7` → `7`; `None` when missing.
     pub fn id(&self) -> Option<String> {
         let raw = self.raw_id?;

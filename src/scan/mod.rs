@@ -400,6 +400,42 @@ mod tests {
     }
 
     #[test]
+    fn chunks_are_kept_by_profile_whatever_their_order() {
+        // Chunks of profiles 0x1 and 0x2 (pid 1) alternate; two chunks without an id are
+        // keyed by their threads (tid 3, tid 4); a chunk of id 0x1 in pid 2 is another
+        // profile.
+        let chunk = |pid: u32, tid: u32, id: &str| {
+            format!(
+                r#"{{"ph":"P","name":"ProfileChunk","pid":{pid},"tid":{tid},"ts":1{id},"args":{{"data":{{"timeDeltas":[1]}}}}}}"#
+            )
+        };
+        let events = [
+            chunk(1, 9, r#","id":"0x1""#),
+            chunk(1, 9, r#","id":"0x2""#),
+            chunk(1, 9, r#","id":"0x1""#),
+            chunk(1, 3, ""),
+            chunk(1, 4, ""),
+            chunk(1, 4, ""),
+            chunk(2, 9, r#","id":"0x1""#),
+        ];
+        let t = scan_str(&format!("[{}]", events.join(","))).unwrap();
+        let mut counts: Vec<(i64, String, usize)> = t
+            .profile_data
+            .iter()
+            .map(|((pid, id), d)| (pid.0, id.0.clone(), d.chunks.len()))
+            .collect();
+        counts.sort();
+        let expected = [
+            (1, "0x1", 2),
+            (1, "0x2", 1),
+            (1, "tid:3", 1),
+            (1, "tid:4", 2),
+            (2, "0x1", 1),
+        ];
+        assert_eq!(counts, expected.map(|(p, id, n)| (p, id.to_string(), n)));
+    }
+
+    #[test]
     fn trailing_comma_and_closed_array() {
         let t = scan_str(r#"[{"ph":"I","name":"x","ts":3},]"#).unwrap();
         assert_eq!(t.events, 1);
