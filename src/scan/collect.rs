@@ -266,7 +266,7 @@ impl Collector {
             None
         };
         let layout = match &ev.chunk_layout {
-            Some(l) => l.clone(),
+            Some(l) => chunk::ChunkLayout::clone(l),
             None => match chunk::layout(args) {
                 Ok(l) => l,
                 Err(_) => return bad(self),

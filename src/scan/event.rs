@@ -7,7 +7,7 @@
 //! decides the event matters.
 
 use super::chunk::{self, ChunkLayout};
-use super::json::{self, Lexed, object, skip_value, string_content};
+use super::json::{self, Lexed, skip_value, string_content};
 use crate::time::{TimeDelta, Timestamp};
 
 /// The `ph` (phase) of a trace event.
@@ -69,7 +69,7 @@ pub struct TraceEvent<'a> {
     pub args: Option<&'a [u8]>,
     /// The [`chunk::layout`] of `args`, read during the parse when `args` starts as a
     /// `ProfileChunk`'s does ([`chunk::looks_like_chunk`]); `None` otherwise.
-    pub chunk_layout: Option<ChunkLayout>,
+    pub chunk_layout: Option<Box<ChunkLayout>>,
 }
 
 impl<'a> TraceEvent<'a> {
@@ -91,27 +91,11 @@ impl<'a> TraceEvent<'a> {
             chunk_layout: None,
         };
         let mut raw_ph = None;
-        let end = object(b, i, |key, v| {
-            if key == b"args" && chunk::looks_like_chunk(b, v) {
-                // Read the layout in place of skipping. Bytes that end inside the args
-                // are incomplete, never skipped: a stream must wait for the rest and then
-                // read them as a whole file would. Not JSON inside: skip, as for any.
-                match chunk::layout_at(b, v) {
-                    Ok((layout, end)) => {
-                        ev.args = Some(&b[v..end]);
-                        ev.chunk_layout = Some(layout);
-                        return Some(Ok(end));
-                    }
-                    Err(json::LexError::Incomplete) => {
-                        return Some(Err(json::LexError::Incomplete));
-                    }
-                    Err(json::LexError::Malformed { .. }) => {}
-                }
+        let end = json::members_with(b, i, |key, v| {
+            if key == b"args" {
+                return ev.read_args(b, v);
             }
-            let end = match skip_value(b, v) {
-                Ok(end) => end,
-                e => return Some(e),
-            };
+            let end = skip_value(b, v)?;
             let raw = &b[v..end];
             match key {
                 b"ph" => raw_ph = Some(raw),
@@ -122,16 +106,45 @@ impl<'a> TraceEvent<'a> {
                 b"ts" => ev.raw_ts = Some(raw),
                 b"dur" => ev.raw_dur = Some(raw),
                 b"id" => ev.raw_id = Some(raw),
-                b"args" => {
-                    ev.args = Some(raw);
-                    ev.chunk_layout = None; // a later `args` replaces an earlier one
-                }
                 _ => {}
             }
-            Some(Ok(end))
+            Ok(end)
         })?;
         ev.ph = Phase::from_raw(raw_ph);
         Ok((ev, end))
+    }
+
+    /// Reads the `args` value at `b[v]` (a later `args` replaces an earlier one) and
+    /// returns the offset past it. A chunk's args ([`chunk::looks_like_chunk`]) are laid
+    /// out in place of skipping them; bytes that end inside them are incomplete, never
+    /// skipped (a stream must wait for the rest and then read them as a whole file would);
+    /// not JSON inside: skipped, as any value.
+    #[inline(always)]
+    fn read_args(&mut self, b: &'a [u8], v: usize) -> Lexed<usize> {
+        self.chunk_layout = None;
+        if chunk::looks_like_chunk(b, v)
+            && let Some(read) = self.read_chunk_args(b, v)
+        {
+            return read;
+        }
+        let end = skip_value(b, v)?;
+        self.args = Some(&b[v..end]);
+        Ok(end)
+    }
+
+    /// The chunk part of [`TraceEvent::read_args`], out of line (most events are not
+    /// chunks): `None` when the args are not JSON inside.
+    #[inline(never)]
+    fn read_chunk_args(&mut self, b: &'a [u8], v: usize) -> Option<Lexed<usize>> {
+        match chunk::layout_at(b, v) {
+            Ok((layout, end)) => {
+                self.args = Some(&b[v..end]);
+                self.chunk_layout = Some(Box::new(layout));
+                Some(Ok(end))
+            }
+            Err(json::LexError::Incomplete) => Some(Err(json::LexError::Incomplete)),
+            Err(json::LexError::Malformed { .. }) => None,
+        }
     }
 
     /// `pid` as an integer (strings hashed, see [`json::integer`]); 0 when missing.
@@ -206,7 +219,7 @@ mod tests {
         assert_eq!(&args[layout.samples.clone().unwrap()], b"[1,1]");
         assert_eq!(&args[layout.deltas.clone().unwrap()], b"[5,7]");
         assert_eq!(&args[layout.nodes.clone().unwrap()], br#"[{"id":1}]"#);
-        assert_eq!(layout, chunk::layout(args).unwrap());
+        assert_eq!(*layout, chunk::layout(args).unwrap());
         // Other args, and chunk args that are not JSON inside, are skipped as before.
         let b = br#"{"args":{"data":{"url":"x"}},"ph":"X"}"#;
         let (ev, _) = TraceEvent::parse(b, 0, 0).unwrap();

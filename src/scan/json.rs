@@ -198,7 +198,7 @@ pub fn members(
 /// The member loop of [`members`] and [`object`]: `value(key, v)` reads or skips the value
 /// at `v` and returns the offset past it.
 #[inline(always)]
-fn members_with(
+pub(crate) fn members_with(
     b: &[u8],
     i: usize,
     mut value: impl FnMut(&[u8], usize) -> Lexed<usize>,
