@@ -179,24 +179,10 @@ pub fn skip_value(b: &[u8], i: usize) -> Lexed<usize> {
     }
 }
 
-/// Walks the members of the object starting at `b[i]` (`{`), calling `f(key, value)` with
-/// the raw key content and the value's byte range; returns the offset past the `}`.
-/// Keys are compared raw (the keys taskchain looks for never contain escapes).
-#[inline]
-pub fn members(
-    b: &[u8],
-    i: usize,
-    mut f: impl FnMut(&[u8], std::ops::Range<usize>),
-) -> Lexed<usize> {
-    members_with(b, i, |k, v| {
-        let end = skip_value(b, v)?;
-        f(k, v..end);
-        Ok(end)
-    })
-}
-
-/// The member loop of [`members`] and [`object`]: `value(key, v)` reads or skips the value
-/// at `v` and returns the offset past it.
+/// Walks the members of the object starting at `b[i]` (`{`): `value(key, v)` gets each
+/// member's raw key content (compared raw: the keys taskchain looks for never contain
+/// escapes) and the offset of its value, reads or skips the value and returns the offset
+/// past it. Returns the offset past the `}`.
 #[inline(always)]
 pub(crate) fn members_with(
     b: &[u8],
@@ -254,7 +240,7 @@ pub(crate) fn members_with(
     }
 }
 
-/// [`members`] for callers that read some values themselves: `visit(key, v)` gets each
+/// [`members_with`] for callers that read some values themselves: `visit(key, v)` gets each
 /// member's key and the offset of its value, and returns the offset past the value when it
 /// read it, or `None` to have it skipped. Returns the offset past the `}`.
 #[inline]
@@ -1081,9 +1067,17 @@ mod tests {
 
     #[test]
     fn members_give_raw_keys_and_value_ranges() {
+        // Each member's key and value range, the values skipped.
+        let members = |b: &[u8], i, mut f: Box<dyn FnMut(&[u8], std::ops::Range<usize>) + '_>| {
+            members_with(b, i, |k, v| {
+                let end = skip_value(b, v)?;
+                f(k, v..end);
+                Ok(end)
+            })
+        };
         let b = br#"{ "a" : [1,{"x":"}"}] , "b":"s","c":{} }"#;
         let mut got = vec![];
-        let end = members(b, 0, |k, r| got.push((k.to_vec(), b[r].to_vec()))).unwrap();
+        let end = members(b, 0, Box::new(|k, r| got.push((k.to_vec(), b[r].to_vec())))).unwrap();
         assert_eq!(end, b.len());
         assert_eq!(
             got,
@@ -1093,9 +1087,9 @@ mod tests {
                 (b"c".to_vec(), b"{}".to_vec()),
             ]
         );
-        assert_eq!(members(b"{}", 0, |_, _| ()), Ok(2));
+        assert_eq!(members(b"{}", 0, Box::new(|_, _| ())), Ok(2));
         assert_eq!(
-            members(br#"{"a":1"#, 0, |_, _| ()),
+            members(br#"{"a":1"#, 0, Box::new(|_, _| ())),
             Err(LexError::Incomplete)
         );
     }
