@@ -12,7 +12,8 @@
 use std::ops::Range;
 
 use super::json::{
-    Lexed, Token, fold_numbers, micros_to_nanos, object, plain_sum, plain_uints, skip_value,
+    Lexed, PlainSum, Token, fold_numbers, micros_to_nanos, object, plain_sum, plain_uints,
+    skip_value,
 };
 use super::records::NodeId;
 use crate::time::TimeDelta;
@@ -193,21 +194,30 @@ pub fn summarize_chunk(
     deltas: &Range<usize>,
 ) -> Lexed<(usize, usize, DeltaSummary)> {
     let ns = count_elements(b, samples);
-    // Chrome's arrays: the deltas counted and summed in one pass.
-    if let Some(s) = plain_sum(b, deltas)
-        && s.count <= ns
-    {
-        return Ok((ns, s.count, plain_summary(s.count, s.first, s.sum)));
-    }
-    let nd = count_elements(b, deltas);
-    Ok((ns, nd, summarize_deltas(b, deltas, ns.min(nd))?))
+    // Chrome's arrays: the deltas counted and summed in one pass, used for both.
+    let plain = plain_sum(b, deltas);
+    let nd = match plain {
+        Some(s) => s.count,
+        None => count_elements(b, deltas),
+    };
+    Ok((ns, nd, summarize_plain(b, deltas, ns.min(nd), plain)?))
 }
 
 /// Summarises the first `limit` deltas of the array at `b[r]`.
 pub fn summarize_deltas(b: &[u8], r: &Range<usize>, limit: usize) -> Lexed<DeltaSummary> {
+    summarize_plain(b, r, limit, plain_sum(b, r))
+}
+
+/// [`summarize_deltas`] given the array's [`plain_sum`].
+fn summarize_plain(
+    b: &[u8],
+    r: &Range<usize>,
+    limit: usize,
+    plain: Option<PlainSum>,
+) -> Lexed<DeltaSummary> {
     // The whole array summed without converting each number (the usual case: as many
     // samples as deltas), else the first `limit` one by one.
-    match plain_sum(b, r) {
+    match plain {
         Some(s) if s.count <= limit => return Ok(plain_summary(s.count, s.first, s.sum)),
         Some(_) => {
             let (mut count, mut first, mut sum) = (0usize, 0u64, 0u64);
