@@ -5,6 +5,7 @@ array and as {"traceEvents": ...}, each after one control byte (see the target).
 
 Usage (from the repository root): python3 fuzz/seeds.py
 Then: cd fuzz && cargo fuzz run pipeline -s none -- -max_len=65536 -max_total_time=600
+Also writes single events of one sample into fuzz/corpus/event_parses (`event_parses`).
 """
 import gzip
 import json
@@ -37,4 +38,16 @@ FIELD = ["samples/field-bundle/trace.json", "samples/field-cpuprofile/trace.cpup
 for k, src in enumerate(FIELD):
     with open(src, "rb") as f, open(f"{OUT}/field{k}", "wb") as out:
         out.write(b"\x00" + f.read()[:60000])
-print(f"{len(SOURCES) * 2 + len(FIELD)} seeds in {OUT}")
+# Single events as Chrome writes them, for the `event_parses` target.
+EVENTS = "fuzz/corpus/event_parses"
+os.makedirs(EVENTS, exist_ok=True)
+doc = json.loads(gzip.open(SOURCES[3]).read())
+events = doc["traceEvents"] if isinstance(doc, dict) else doc
+seen = set()
+for e in events:
+    kind = (e.get("ph"), e.get("name"))
+    if kind not in seen and len(seen) < 40:
+        seen.add(kind)
+        with open(f"{EVENTS}/event{len(seen)}", "wb") as f:
+            f.write(json.dumps(e, separators=(",", ":")).encode()[:4000])
+print(f"{len(SOURCES) * 2 + len(FIELD)} seeds in {OUT}, {len(seen)} in {EVENTS}")

@@ -93,3 +93,50 @@ fn every_sample_folder_is_a_case() {
     listed.sort();
     assert_eq!(found, listed);
 }
+
+/// Every event of every sample trace: the compact event parse (tried first) and the
+/// general one give the same event, and the compact one reads every event of the traces
+/// in Chrome's own layout (it would otherwise silently stop paying for itself); the
+/// pretty-printed DevTools fixture is the general parse's.
+#[test]
+fn compact_and_general_event_parses_agree_on_every_sample_event() {
+    use std::io::Read;
+    use taskchain::input::envelope::{Envelope, detect};
+    use taskchain::scan::{self, event::TraceEvent};
+    let mut total = 0;
+    for case in CASES {
+        let path = case_dir(case).join(trace_path(case).file_name().unwrap());
+        let raw = std::fs::read(&path).unwrap();
+        let b = if path.extension().is_some_and(|e| e == "gz") {
+            let mut out = Vec::new();
+            flate2::read::MultiGzDecoder::new(&raw[..])
+                .read_to_end(&mut out)
+                .unwrap();
+            out
+        } else {
+            raw
+        };
+        let Ok(Envelope::Events { start, .. }) = detect(&b) else {
+            continue; // .cpuprofile files hold no event array
+        };
+        let (mut events, mut compact) = (0usize, 0usize);
+        scan::walk(&b, start, usize::MAX, false, |ev| {
+            let at = ev.offset as usize;
+            let (general, end) = TraceEvent::parse_general(&b, at, 0).unwrap();
+            assert_eq!(ev, general, "{case}: event at byte {at}");
+            if let Some((fast, fast_end)) = TraceEvent::parse_compact(&b, at, 0) {
+                assert_eq!((fast, fast_end), (general, end), "{case}: byte {at}");
+                compact += 1;
+            }
+            events += 1;
+        });
+        let expected = if *case == "recursive-blocking-js" {
+            0
+        } else {
+            events
+        };
+        assert_eq!(compact, expected, "{case}: events read compact of {events}");
+        total += events;
+    }
+    assert!(total > 100_000, "{total} events");
+}

@@ -49,7 +49,7 @@ impl Phase {
 /// The top level of one trace event, borrowing the file's bytes. String fields hold the
 /// raw content between the quotes (escapes not resolved; the names taskchain matches
 /// never contain any).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TraceEvent<'a> {
     /// 0-based byte offset of the event's `{` in the whole file: a unique, deterministic
     /// "file order" key, also when the file is scanned in parallel ranges.
@@ -75,21 +75,22 @@ pub struct TraceEvent<'a> {
 impl<'a> TraceEvent<'a> {
     /// Parses the object starting at `b[i]` (which must be `{`). `base` is the offset of
     /// `b[0]` in the file. Returns the event and the offset just past its `}`.
+    ///
+    /// Events in Chrome's own layout are read by [`TraceEvent::parse_compact`]; any other
+    /// event (whitespace, escaped or long keys, cut or malformed bytes) by
+    /// [`TraceEvent::parse_general`], which gives the same result where both apply.
+    #[inline]
     pub fn parse(b: &'a [u8], i: usize, base: u64) -> Lexed<(TraceEvent<'a>, usize)> {
-        debug_assert_eq!(b.get(i), Some(&b'{'));
-        let mut ev = TraceEvent {
-            offset: base + i as u64,
-            ph: Phase::Missing,
-            name: b"",
-            cat: b"",
-            raw_pid: None,
-            raw_tid: None,
-            raw_ts: None,
-            raw_dur: None,
-            raw_id: None,
-            args: None,
-            chunk_layout: None,
-        };
+        match TraceEvent::parse_compact(b, i, base) {
+            Some(read) => Ok(read),
+            None => TraceEvent::parse_general(b, i, base),
+        }
+    }
+
+    /// [`TraceEvent::parse`] for any JSON object, with every check: whitespace anywhere,
+    /// keys compared after their closing quote is found, errors with their offsets.
+    pub fn parse_general(b: &'a [u8], i: usize, base: u64) -> Lexed<(TraceEvent<'a>, usize)> {
+        let mut ev = TraceEvent::empty(base + i as u64);
         let mut raw_ph = None;
         let end = json::members_with(b, i, |key, v| {
             if key == b"args" {
@@ -112,6 +113,123 @@ impl<'a> TraceEvent<'a> {
         })?;
         ev.ph = Phase::from_raw(raw_ph);
         Ok((ev, end))
+    }
+
+    fn empty(offset: u64) -> Self {
+        TraceEvent {
+            offset,
+            ph: Phase::Missing,
+            name: b"",
+            cat: b"",
+            raw_pid: None,
+            raw_tid: None,
+            raw_ts: None,
+            raw_dur: None,
+            raw_id: None,
+            args: None,
+            chunk_layout: None,
+        }
+    }
+
+    /// [`TraceEvent::parse`] of an event in Chrome's own layout (`TraceEvent::AppendAsJSON`
+    /// and DevTools write no whitespace inside an event and keys of at most 7 bytes without
+    /// escapes): each key is matched as one 8-byte word with its closing quote, and an
+    /// integer value ended by `,` or `}` is read eight digits at a time. `None` at the first byte that does not fit, or when the
+    /// bytes end inside the event; the event is then for [`TraceEvent::parse_general`].
+    /// Whenever this returns an event, `parse_general` returns the same one.
+    #[inline(always)]
+    pub fn parse_compact(b: &'a [u8], i: usize, base: u64) -> Option<(TraceEvent<'a>, usize)> {
+        const fn word(s: &[u8]) -> u64 {
+            let mut w = 0u64;
+            let mut k = 0;
+            while k < s.len() {
+                w |= (s[k] as u64) << (8 * k);
+                k += 1;
+            }
+            w
+        }
+        const ARGS: u64 = word(b"args\"");
+        const NAME: u64 = word(b"name\"");
+        const CAT: u64 = word(b"cat\"");
+        const PH: u64 = word(b"ph\"");
+        const PID: u64 = word(b"pid\"");
+        const TID: u64 = word(b"tid\"");
+        const TS: u64 = word(b"ts\"");
+        const DUR: u64 = word(b"dur\"");
+        const ID: u64 = word(b"id\"");
+        if b.get(i) != Some(&b'{') {
+            return None;
+        }
+        let mut ev = TraceEvent::empty(base + i as u64);
+        let mut raw_ph = None;
+        let mut j = i + 1;
+        if b.get(j) == Some(&b'}') {
+            return Some((ev, j + 1));
+        }
+        loop {
+            if *b.get(j)? != b'"' {
+                return None;
+            }
+            let ks = j + 1;
+            let w = json::load8(b, ks)?;
+            let q = json::bytes_equal(w, b'"');
+            let bs = json::bytes_equal(w, b'\\');
+            let (key, v) = if q != 0 && (bs == 0 || bs.trailing_zeros() > q.trailing_zeros()) {
+                // The key and its closing quote, as one word.
+                let n = q.trailing_zeros() / 8 + 1;
+                let colon = ks + n as usize;
+                if *b.get(colon)? != b':' {
+                    return None;
+                }
+                (w & (u64::MAX >> (64 - 8 * n)), colon + 1)
+            } else {
+                let ke = json::string_end(b, ks).ok()?;
+                if *b.get(ke + 1)? != b':' {
+                    return None;
+                }
+                (u64::MAX, ke + 2)
+            };
+            let end = match key {
+                ARGS => ev.read_args(b, v).ok()?,
+                NAME | CAT | PH => {
+                    if *b.get(v)? != b'"' {
+                        return None;
+                    }
+                    let e = json::string_end(b, v + 1).ok()?;
+                    let content = &b[v + 1..e];
+                    match key {
+                        NAME => ev.name = content,
+                        CAT => ev.cat = content,
+                        _ => raw_ph = Some(&b[v..e + 1]),
+                    }
+                    e + 1
+                }
+                _ => {
+                    let e = match number_end(b, v) {
+                        Some(e) => e,
+                        None => skip_value(b, v).ok()?,
+                    };
+                    let raw = Some(&b[v..e]);
+                    match key {
+                        PID => ev.raw_pid = raw,
+                        TID => ev.raw_tid = raw,
+                        TS => ev.raw_ts = raw,
+                        DUR => ev.raw_dur = raw,
+                        ID => ev.raw_id = raw,
+                        _ => {}
+                    }
+                    e
+                }
+            };
+            match *b.get(end)? {
+                b',' => j = end + 1,
+                b'}' => {
+                    ev.ph = Phase::from_raw(raw_ph);
+                    return Some((ev, end + 1));
+                }
+                _ => return None,
+            }
+        }
     }
 
     /// Reads the `args` value at `b[v]` (a later `args` replaces an earlier one) and
@@ -185,6 +303,20 @@ impl<'a> TraceEvent<'a> {
     }
 }
 
+/// The end of the plain non-negative integer at `b[v]` when a `,` or `}` follows it.
+#[inline(always)]
+fn number_end(b: &[u8], v: usize) -> Option<usize> {
+    let mut j = v;
+    loop {
+        let n = json::digit_count(json::load8(b, j)?) as usize;
+        j += n;
+        if n < 8 {
+            break;
+        }
+    }
+    (j > v && matches!(b[j], b',' | b'}')).then_some(j)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -238,6 +370,71 @@ mod tests {
         let (ev, _) = TraceEvent::parse(b, 0, 0).unwrap();
         assert_eq!(ev.args, Some(&br#"{"data":{"timeDeltas":[1,2] 3}}"#[..]));
         assert_eq!(ev.chunk_layout, None);
+    }
+
+    /// `parse` (compact first) and `parse_general` agree, errors included; `compact`:
+    /// whether the compact parse must read it.
+    fn same_both_ways(b: &[u8], compact: bool) -> TraceEvent<'_> {
+        let general = TraceEvent::parse_general(b, 0, 0);
+        assert_eq!(TraceEvent::parse(b, 0, 0), general, "{}", b.escape_ascii());
+        let fast = TraceEvent::parse_compact(b, 0, 0);
+        assert_eq!(fast.is_some(), compact, "{}", b.escape_ascii());
+        if let Some(fast) = fast {
+            assert_eq!(Ok(fast), general.clone());
+        }
+        general.map(|(ev, _)| ev).unwrap_or(TraceEvent::empty(0))
+    }
+
+    #[test]
+    fn compact_parse_reads_chrome_layout_and_leaves_the_rest_to_the_general_one() {
+        let ev = same_both_ways(
+            br#"{"args":{},"cat":"toplevel","dur":272,"name":"RunTask","ph":"X","pid":73132,"tdur":271,"tid":259,"ts":465455268107,"tts":9035705}"#,
+            true,
+        );
+        assert_eq!(
+            (ev.ph, ev.name, ev.cat),
+            (Phase::Complete, &b"RunTask"[..], &b"toplevel"[..])
+        );
+        assert_eq!(
+            (ev.pid(), ev.tid(), ev.args),
+            (73132, 259, Some(&b"{}"[..]))
+        );
+        assert_eq!(ev.ts(), Some(Timestamp::from_micros(465_455_268_107)));
+        assert_eq!(ev.dur(), Some(TimeDelta::from_micros(272)));
+        // Values that are not plain integers, long keys, a later key replacing an earlier
+        // one, an id string, a key with a NUL byte (not `ts`), an empty key and object.
+        let ev = same_both_ways(
+            br#"{"":0,"ts":1.5,"pid":"7","tid":-3,"dur":2e3,"a_long_key":[1,{"ts":9}],"id":"0x1","ph":"B","ph":"E","ts\u0000":4}"#,
+            true,
+        );
+        assert_eq!((ev.ph, ev.pid(), ev.tid()), (Phase::End, 7, -3));
+        assert_eq!(ev.ts(), Some(Timestamp::from_nanos(1500)));
+        assert_eq!(ev.dur(), Some(TimeDelta::from_micros(2000)));
+        assert_eq!(ev.id().as_deref(), Some("0x1"));
+        let raw_nul = b"{\"ts\":5,\"ts\x00\":4,\"cat\":\"x\"}";
+        assert_eq!(
+            same_both_ways(raw_nul, true).ts(),
+            Some(Timestamp::from_micros(5))
+        );
+        same_both_ways(b"{}", true);
+        // Whitespace, escaped keys, a name that is not a string, cut or broken bytes, a
+        // key fewer than 8 bytes before the end of the buffer: the general parse's (with
+        // its errors).
+        for b in [
+            &br#"{ "ph":"X","ts":1}"#[..],
+            br#"{"ph" : "X"}"#,
+            br#"{"ph":"X" ,"ts":1}"#,
+            br#"{"p\u0068":"X","ts":1}"#,
+            br#"{"name":7,"ph":"X"}"#,
+            br#"{"ph":"X","ts":12"#,
+            br#"{"ph":"X","ts":}"#,
+            br#"{"ph":"X";"ts":1}"#,
+            br#"{"ph":"X","ts":1"#,
+            br#"{"args":{"data":{"timeDeltas":[5,}}},"ph":"X"}"#,
+            br#"{"ts":1}"#,
+        ] {
+            same_both_ways(b, false);
+        }
     }
 
     #[test]

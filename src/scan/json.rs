@@ -44,7 +44,7 @@ pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
 /// High bit set in each byte of `w` equal to `c` (exact for the lowest such byte, which
 /// is all callers use).
 #[inline(always)]
-fn bytes_equal(w: u64, c: u8) -> u64 {
+pub(crate) fn bytes_equal(w: u64, c: u8) -> u64 {
     let x = w ^ (0x0101_0101_0101_0101u64 * c as u64);
     x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080
 }
@@ -688,14 +688,14 @@ fn uint_at(b: &[u8], start: usize, end: usize) -> Option<u64> {
 
 /// Eight bytes at `b[i..]` as a little-endian word, when there are eight.
 #[inline(always)]
-fn load8(b: &[u8], i: usize) -> Option<u64> {
+pub(crate) fn load8(b: &[u8], i: usize) -> Option<u64> {
     b.get(i..i + 8)
         .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
 }
 
 /// Number of leading ASCII digits in a little-endian word (0–8).
 #[inline(always)]
-fn digit_count(chunk: u64) -> u32 {
+pub(crate) fn digit_count(chunk: u64) -> u32 {
     let x = chunk.wrapping_sub(0x3030_3030_3030_3030);
     // High bit set in a byte that is below '0' (wrapped) or above '9' (x + 0x76 ≥ 0x80).
     let non_digit = (x | x.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080;
