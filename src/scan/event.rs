@@ -240,6 +240,11 @@ impl<'a> TraceEvent<'a> {
     #[inline(always)]
     fn read_args(&mut self, b: &'a [u8], v: usize) -> Lexed<usize> {
         self.chunk_layout = None;
+        if b.get(v..v + 2) == Some(b"{}") {
+            // The args of most events (`RunTask`, V8 compile events), without a call.
+            self.args = Some(&b[v..v + 2]);
+            return Ok(v + 2);
+        }
         if chunk::looks_like_chunk(b, v)
             && let Some(read) = self.read_chunk_args(b, v)
         {

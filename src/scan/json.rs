@@ -738,12 +738,23 @@ pub fn plain_int(tok: &[u8]) -> Option<i64> {
     if digits.is_empty() || digits.len() > 18 {
         return None;
     }
+    // Digits before the last eight one by one; the last eight (of the 10–13 of a
+    // timestamp) as one word, or one by one when there are fewer.
+    let split = digits.len().saturating_sub(8);
+    let (head, tail) = digits.split_at(if split > 0 { split } else { digits.len() });
     let mut v: i64 = 0;
-    for &c in digits {
+    for &c in head {
         if !c.is_ascii_digit() {
             return None;
         }
         v = v * 10 + (c - b'0') as i64;
+    }
+    if let Ok(word) = <[u8; 8]>::try_from(tail) {
+        let word = u64::from_le_bytes(word);
+        if digit_count(word) != 8 {
+            return None;
+        }
+        v = v * 100_000_000 + swar_value(word, 8);
     }
     Some(if neg { -v } else { v })
 }
@@ -1111,6 +1122,23 @@ mod tests {
         assert_eq!(plain_int(b"-975"), Some(-975));
         assert_eq!(plain_int(b"3.5"), None);
         assert_eq!(plain_int(b"1234567890123456789"), None);
+        // Nine digits and more: the last eight read as one word.
+        assert_eq!(plain_int(b"465455268107"), Some(465_455_268_107));
+        assert_eq!(plain_int(b"-123456789"), Some(-123_456_789));
+        assert_eq!(plain_int(b"000000001"), Some(1));
+        assert_eq!(
+            plain_int(b"999999999999999999"),
+            Some(999_999_999_999_999_999)
+        );
+        assert_eq!(plain_int(b"12345678"), Some(12_345_678));
+        for bad in [
+            &b"12345678a"[..],
+            b"1234a6789",
+            b"a23456789",
+            b"12345678901.5",
+        ] {
+            assert_eq!(plain_int(bad), None, "{}", bad.escape_ascii());
+        }
     }
 
     #[test]
