@@ -30,7 +30,7 @@ fn main() {
         }
         "collect" => {
             let mut c = Collector::over_file(&b);
-            let w = scan::walk(&b, start, usize::MAX, false, |ev| c.event(&ev));
+            let w = scan::walk(&b, start, usize::MAX, false, |ev| c.event(ev));
             format!("{} events", w.events)
         }
         "chains" => {

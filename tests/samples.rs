@@ -123,7 +123,7 @@ fn compact_and_general_event_parses_agree_on_every_sample_event() {
         scan::walk(&b, start, usize::MAX, false, |ev| {
             let at = ev.offset as usize;
             let (general, end) = TraceEvent::parse_general(&b, at, 0).unwrap();
-            assert_eq!(ev, general, "{case}: event at byte {at}");
+            assert_eq!(*ev, general, "{case}: event at byte {at}");
             if let Some((fast, fast_end)) = TraceEvent::parse_compact(&b, at, 0) {
                 assert_eq!((fast, fast_end), (general, end), "{case}: byte {at}");
                 compact += 1;

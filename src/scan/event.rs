@@ -81,10 +81,21 @@ impl<'a> TraceEvent<'a> {
     /// [`TraceEvent::parse_general`], which gives the same result where both apply.
     #[inline]
     pub fn parse(b: &'a [u8], i: usize, base: u64) -> Lexed<(TraceEvent<'a>, usize)> {
-        match TraceEvent::parse_compact(b, i, base) {
-            Some(read) => Ok(read),
-            None => TraceEvent::parse_general(b, i, base),
+        let mut ev = TraceEvent::empty(0);
+        ev.read(b, i, base).map(|end| (ev, end))
+    }
+
+    /// [`TraceEvent::parse`] into `self` (all of it replaced), returning the offset just
+    /// past the event: the event walk reuses one value rather than moving each event.
+    #[inline(always)]
+    pub fn read(&mut self, b: &'a [u8], i: usize, base: u64) -> Lexed<usize> {
+        self.clear(base + i as u64);
+        if let Some(end) = self.read_compact(b, i) {
+            return Ok(end);
         }
+        let (ev, end) = TraceEvent::parse_general(b, i, base)?;
+        *self = ev;
+        Ok(end)
     }
 
     /// [`TraceEvent::parse`] for any JSON object, with every check: whitespace anywhere,
@@ -115,7 +126,24 @@ impl<'a> TraceEvent<'a> {
         Ok((ev, end))
     }
 
-    fn empty(offset: u64) -> Self {
+    /// Resets every field, for the event at `offset`.
+    #[inline(always)]
+    fn clear(&mut self, offset: u64) {
+        self.offset = offset;
+        self.ph = Phase::Missing;
+        self.name = b"";
+        self.cat = b"";
+        self.raw_pid = None;
+        self.raw_tid = None;
+        self.raw_ts = None;
+        self.raw_dur = None;
+        self.raw_id = None;
+        self.args = None;
+        self.chunk_layout = None;
+    }
+
+    /// An event with no field read, at `offset`.
+    pub(crate) fn empty(offset: u64) -> Self {
         TraceEvent {
             offset,
             ph: Phase::Missing,
@@ -137,8 +165,14 @@ impl<'a> TraceEvent<'a> {
     /// integer value ended by `,` or `}` is read eight digits at a time. `None` at the first byte that does not fit, or when the
     /// bytes end inside the event; the event is then for [`TraceEvent::parse_general`].
     /// Whenever this returns an event, `parse_general` returns the same one.
-    #[inline(always)]
     pub fn parse_compact(b: &'a [u8], i: usize, base: u64) -> Option<(TraceEvent<'a>, usize)> {
+        let mut ev = TraceEvent::empty(base + i as u64);
+        ev.read_compact(b, i).map(|end| (ev, end))
+    }
+
+    /// [`TraceEvent::parse_compact`] into `self`, which must be cleared (`offset` set).
+    #[inline(always)]
+    fn read_compact(&mut self, b: &'a [u8], i: usize) -> Option<usize> {
         const fn word(s: &[u8]) -> u64 {
             let mut w = 0u64;
             let mut k = 0;
@@ -160,11 +194,11 @@ impl<'a> TraceEvent<'a> {
         if b.get(i) != Some(&b'{') {
             return None;
         }
-        let mut ev = TraceEvent::empty(base + i as u64);
+        let ev = self;
         let mut raw_ph = None;
         let mut j = i + 1;
         if b.get(j) == Some(&b'}') {
-            return Some((ev, j + 1));
+            return Some(j + 1);
         }
         loop {
             if *b.get(j)? != b'"' {
@@ -225,7 +259,7 @@ impl<'a> TraceEvent<'a> {
                 b',' => j = end + 1,
                 b'}' => {
                     ev.ph = Phase::from_raw(raw_ph);
-                    return Some((ev, end + 1));
+                    return Some(end + 1);
                 }
                 _ => return None,
             }

@@ -199,7 +199,7 @@ pub fn walk<'a>(
     from: usize,
     until: usize,
     ndjson: bool,
-    mut f: impl FnMut(TraceEvent<'a>),
+    mut f: impl FnMut(&TraceEvent<'a>),
 ) -> Walked {
     walk_at(b, 0, from, until, ndjson, &mut f)
 }
@@ -212,7 +212,7 @@ pub fn walk_at<'a>(
     from: usize,
     until: usize,
     ndjson: bool,
-    f: &mut impl FnMut(TraceEvent<'a>),
+    f: &mut impl FnMut(&TraceEvent<'a>),
 ) -> Walked {
     let mut out = Walked {
         end: RangeEnd::Reached(from),
@@ -220,6 +220,7 @@ pub fn walk_at<'a>(
         odd: 0,
     };
     let mut i = from;
+    let mut ev = TraceEvent::empty(0);
     loop {
         i = skip_ws(b, i);
         while b.get(i) == Some(&b',') {
@@ -244,10 +245,9 @@ pub fn walk_at<'a>(
                 out.end = RangeEnd::Ended(ArrayEnd::Closed);
                 return out;
             }
-            b'{' => TraceEvent::parse(b, i, base).map(|(ev, end)| {
-                f(ev);
+            b'{' => ev.read(b, i, base).inspect(|_| {
+                f(&ev);
                 out.events += 1;
-                end
             }),
             _ => skip_value(b, i)
                 .map_err(|e| match e {

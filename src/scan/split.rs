@@ -51,7 +51,7 @@ where
         let mut pos = start;
         loop {
             let w = walk(b, pos, pos.saturating_add(RANGE_BYTES), ndjson, |ev| {
-                c.event(&ev)
+                c.event(ev)
             });
             total.events += w.events;
             total.odd += w.odd;
@@ -82,7 +82,7 @@ where
     let walk_range = |from: usize, k: usize| {
         let until = bounds.get(k + 1).copied().unwrap_or(usize::MAX);
         let mut c = new();
-        let w = walk(b, from, until, ndjson, |ev| c.event(&ev));
+        let w = walk(b, from, until, ndjson, |ev| c.event(ev));
         (c, w)
     };
     let results: Vec<(Collector, Walked)> = (0..bounds.len())

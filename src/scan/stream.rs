@@ -87,7 +87,7 @@ pub fn scan_blocks(
     let mut pos = start;
     loop {
         let walked = walk_at(&buf, base, pos, usize::MAX, ndjson && !more, &mut |ev| {
-            c.event(&ev)
+            c.event(ev)
         });
         total.events += walked.events;
         total.odd += walked.odd;
