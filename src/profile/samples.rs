@@ -324,13 +324,20 @@ impl Placement {
         stacks: &NodeStacks,
     ) -> WindowSamples {
         let mut out = WindowSamples::default();
-        let (mut ts, mut stack) = (Vec::new(), Vec::new());
+        let meeting = self.meeting(start, end);
+        // Room for every sample of the chunks read (those decoded once give fewer), so the
+        // rows are written once, never moved by a growing buffer.
+        let rows: usize = meeting
+            .iter()
+            .map(|&i| self.chunks[i].samples.summary().count as usize)
+            .sum();
+        let (mut ts, mut stack) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
         let (mut ids, mut deltas) = (Vec::new(), Vec::new());
         // Chunks in profile order: rows are appended in profile order, so a stable sort by
         // time alone gives (time, profile order).
         let inside =
             |v: &[Timestamp]| v.partition_point(|&t| t < start)..v.partition_point(|&t| t < end);
-        for i in self.meeting(start, end) {
+        for i in meeting {
             if let Some(cell) = self.decoded.get(&i) {
                 // Only its rows inside the window: the rows around them are not needed
                 // (a row's weight ends at the next sample or at the window's end).
