@@ -73,19 +73,32 @@ pub struct WindowSamples {
 /// `ProfileChunk`s hold about 100 samples and are read per window, never kept.
 const KEEP_DECODED: u32 = 4096;
 
-/// Sorts rows by time, stably (ties keep their order: profile order). Rows are sorted in
-/// place as pairs, with no gathers through an index; the sort finds the long sorted runs
-/// that a few negative deltas leave.
+/// Sorts rows by time, stably (ties keep their order: profile order). A negative delta
+/// puts a sample a little before the ones read just ahead of it, so rows are nearly sorted:
+/// each row out of place is moved back into place (insertion, in place, no buffers) while
+/// the moves stay within a budget linear in the rows; past it, the rest is sorted as
+/// pairs. Insertion never passes an equal time, so both ways keep ties in profile order.
 fn sort_rows(ts: &mut Vec<Timestamp>, stack: &mut Vec<StackIndex>) {
-    if ts.is_sorted() {
-        return;
+    let mut budget = 4 * ts.len() + 64;
+    for k in 1..ts.len() {
+        let t = ts[k];
+        if t >= ts[k - 1] {
+            continue;
+        }
+        let to = ts[..k].partition_point(|&x| x <= t);
+        if k - to > budget {
+            let mut rows: Vec<(Timestamp, StackIndex)> = std::mem::take(ts)
+                .into_iter()
+                .zip(std::mem::take(stack))
+                .collect();
+            rows.sort_by_key(|r| r.0);
+            (*ts, *stack) = rows.into_iter().unzip();
+            return;
+        }
+        budget -= k - to;
+        ts[to..=k].rotate_right(1);
+        stack[to..=k].rotate_right(1);
     }
-    let mut rows: Vec<(Timestamp, StackIndex)> = std::mem::take(ts)
-        .into_iter()
-        .zip(std::mem::take(stack))
-        .collect();
-    rows.sort_by_key(|r| r.0);
-    (*ts, *stack) = rows.into_iter().unzip();
 }
 
 /// A large chunk decoded once: its known samples sorted by time (ties in profile order),
@@ -394,6 +407,44 @@ mod tests {
                 deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),
             ),
         }
+    }
+
+    #[test]
+    fn rows_sort_stably_whether_nearly_sorted_or_not() {
+        // Times with ties; the stack is each row's input position, so the expected order
+        // (a stable sort by time) is known: by time, then position.
+        let check = |times: &[i64]| {
+            let mut ts: Vec<Timestamp> = times.iter().map(|&t| Timestamp::from_nanos(t)).collect();
+            let mut stack: Vec<StackIndex> = (0..ts.len()).map(StackIndex::new).collect();
+            let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
+            expected.sort();
+            sort_rows(&mut ts, &mut stack);
+            let got: Vec<(i64, usize)> = ts
+                .iter()
+                .zip(&stack)
+                .map(|(t, s)| (t.as_nanos(), s.index()))
+                .collect();
+            assert_eq!(got, expected, "{times:?}");
+        };
+        check(&[]);
+        check(&[5]);
+        check(&[1, 2, 2, 3]);
+        // A few samples a little early (negative deltas), with ties: moved in place.
+        check(&[10, 20, 15, 30, 30, 25, 30, 40, 5]);
+        // Reversed, with ties: past the move budget, sorted as pairs.
+        let reversed: Vec<i64> = (0..2000).map(|k| (2000 - k) / 3).collect();
+        check(&reversed);
+        // Pseudo-random, some repeated times.
+        let mut x = 12345u64;
+        let random: Vec<i64> = (0..500)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 40) as i64 % 97
+            })
+            .collect();
+        check(&random);
     }
 
     #[test]
