@@ -292,9 +292,15 @@ fn analyze_scanned(
     }
     let trace_end = trace.last_ts.unwrap_or_default();
     let threads = tasks::threads_in_scope(&trace, s.scope);
-    let top = tasks::top_level_tasks(&trace.task_marks, &threads, trace_end, &mut diagnostics);
+    // Tasks and profiles come from different parts of the scan: built side by side.
+    let marks = std::mem::take(&mut trace.task_marks);
+    let mut task_diagnostics = Diagnostics::default();
+    let (top, profiles) = rayon::join(
+        || tasks::top_level_tasks(&marks, &threads, trace_end, &mut task_diagnostics),
+        || profile::build(&mut trace, &mut diagnostics),
+    );
+    diagnostics.merge(&task_diagnostics);
     let long = tasks::long_tasks(&top, s.threshold);
-    let profiles = profile::build(&mut trace, &mut diagnostics);
     timer.lap("profiles");
     let broken = match trace.end {
         Some(scan::ArrayEnd::Broken { offset, expected }) => Some(format!(
