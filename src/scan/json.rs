@@ -672,6 +672,15 @@ fn classify16(block: &[u8; 16]) -> (u32, u32) {
 #[inline(always)]
 fn uint_at(b: &[u8], start: usize, end: usize) -> Option<u64> {
     let len = end.wrapping_sub(start);
+    if (1..=4).contains(&len)
+        && let Some(w) = b.get(start..start + 4)
+    {
+        // Up to four digits (node ids, deltas of sampling intervals): two multiplies.
+        let w = u32::from_le_bytes(w.try_into().expect("4 bytes"));
+        let v = (w & 0x0F0F_0F0F) << (8 * (4 - len as u32));
+        let v = (v.wrapping_mul((10 << 8) + 1) >> 8) & 0x00FF_00FF;
+        return Some((v.wrapping_mul((100 << 16) + 1) >> 16) as u64);
+    }
     if !(1..=8).contains(&len) {
         return None;
     }
@@ -958,6 +967,14 @@ mod tests {
         assert_eq!(read(b"[]"), Some((0, vec![])));
         assert_eq!(read(b"[7]"), Some((1, vec![7])));
         assert_eq!(read(b"[12345678,0,99]"), Some((3, vec![12_345_678, 0, 99])));
+        // One to four digits (read as one 32-bit word), longer ones, leading zeros, and
+        // short numbers in the last bytes of the array (no four bytes after them).
+        assert_eq!(
+            read(b"[1,22,333,4444,55555,0007,9]"),
+            Some((7, vec![1, 22, 333, 4444, 55555, 7, 9]))
+        );
+        assert_eq!(read(b"[4321]"), Some((1, vec![4321])));
+        assert_eq!(read(b"[5,,6]"), None);
         let sum = |b: &[u8]| plain_sum(b, &(0..b.len())).map(|s| (s.count, s.first, s.sum));
         assert_eq!(sum(b"[]"), Some((0, 0, 0)));
         assert_eq!(sum(b"[12345678,0,99]"), Some((3, 12_345_678, 12_345_777)));
