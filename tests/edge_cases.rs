@@ -234,3 +234,46 @@ fn windows_left_empty_by_bad_samples_say_why() {
         )]
     );
 }
+
+/// Samples naming no node are no one's next sample: the last known sample of a window
+/// stands for the mean interval when no known sample follows it anywhere in the profile,
+/// and for the time to the window end when one follows in a chunk after the window.
+#[test]
+fn unknown_samples_after_the_last_known_one_do_not_stretch_its_weight() {
+    let f = r#"{"id":2,"parent":1,"callFrame":{"functionName":"f","url":"u.js","lineNumber":1,"columnNumber":1,"scriptId":1}}"#;
+    let head = [
+        r#"{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"CrRendererMain"}}"#,
+        r#"{"ph":"P","name":"Profile","id":"0x1","pid":1,"tid":1,"ts":1000000,"args":{"data":{"startTime":1000000}}}"#,
+        r#"{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":1000000,"dur":60000}"#,
+    ]
+    .join(",");
+    // Known samples (node 2) at 1 001 000, 1 002 000, 1 003 000 µs; node 9 (unknown) at
+    // 1 004 000. Window [1 000 000, 1 060 000). Weights 1 + 1 ms, then the last known one:
+    // no known sample after it, so the mean interval (4 − 1 ms) / 3 = 1 ms. 3 of 60 ms.
+    let first = chunk(
+        1,
+        "0x1",
+        1000001,
+        &format!("{ROOT},{f}"),
+        "2,2,2,9",
+        "1000,1000,1000,1000",
+    );
+    let trace = format!("[{head},{first}]");
+    let expected = |confidence: &str, status| {
+        vec![(
+            1,
+            "1000000".to_string(),
+            confidence.to_string(),
+            status,
+            "f (u.js:2:2)".to_string(),
+            3,
+        )]
+    };
+    assert_eq!(rows(&trace), expected("0.050", ChainStatus::LowConfidence));
+    // A later chunk with a known sample at 1 100 000 (96 ms after the unknown one), wholly
+    // after the window: the last known sample in the window stands until the window end,
+    // 1 060 000 − 1 003 000 = 57 ms. 1 + 1 + 57 = 59 of 60 ms.
+    let later = chunk(1, "0x1", 1100001, "", "2", "96000");
+    let trace = format!("[{head},{first},{later}]");
+    assert_eq!(rows(&trace), expected("0.983", ChainStatus::Ok));
+}

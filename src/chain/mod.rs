@@ -235,7 +235,7 @@ pub fn resolve(
         out.status = ChainStatus::NoSamples;
         return Some(out);
     };
-    let w = window::Weighted::new(profile, &samples.table, rows, &window);
+    let w = window::Weighted::new(profile, &samples.table, rows, &window, file);
     out.window_samples = w.len();
     out.flags.set(
         Flags::PROFILE_START_ON_OTHER_CLOCK,

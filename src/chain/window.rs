@@ -46,22 +46,27 @@ pub struct Weighted<'p> {
 }
 
 impl<'p> Weighted<'p> {
-    /// Weighs the rows `rows` (all inside `window`) of `table`, read from `profile`.
+    /// Weighs the rows `rows` (all inside `window`) of `table`, read from `profile` (and
+    /// `file`, the trace for chunks left in it).
     pub fn new(
         profile: &'p CpuProfile,
         table: &'p SampleTable,
         rows: std::ops::Range<usize>,
         window: &Window,
+        file: Option<&[u8]>,
     ) -> Self {
         let ts = &table.ts;
         let weights = rows
             .clone()
             .map(|i| {
-                // The table holds every sample inside any window, so a missing next row
-                // means the next sample is at or after the window end — or there is none.
+                // The table holds every known sample of the chunks meeting the window, so
+                // a missing next row means the next known sample is in a chunk wholly after
+                // the window end — or there is none (later samples, if any, name no node).
                 let next = match ts.get(i + 1) {
                     Some(&t) => t,
-                    None if profile.last_sample.is_some_and(|l| ts[i] < l) => window.end,
+                    None if profile.last_known_sample(file).is_some_and(|l| ts[i] < l) => {
+                        window.end
+                    }
                     None => ts[i] + profile.mean_interval,
                 };
                 next.min(window.end).since(ts[i]).max(TimeDelta::ZERO)

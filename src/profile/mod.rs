@@ -55,7 +55,7 @@ pub struct CpuProfile {
     pub placement: Placement,
     /// Number of samples in the whole profile.
     pub sample_count: u64,
-    /// Time of the profile's latest sample (`None` without samples).
+    /// Time of the profile's latest sample, known node or not (`None` without samples).
     pub last_sample: Option<Timestamp>,
     /// Mean gap between samples over the whole profile, (last − first) / (count − 1), as
     /// DevTools weighs the last sample; zero with fewer than 2 samples.
@@ -67,6 +67,11 @@ impl CpuProfile {
     /// there), sorted by time. `file` is the whole trace for chunks left in it.
     pub fn window(&self, start: Timestamp, end: Timestamp, file: Option<&[u8]>) -> WindowSamples {
         self.placement.window(start, end, file, &self.node_stacks)
+    }
+
+    /// Time of the latest sample naming a known node ([`Placement::last_known`]).
+    pub fn last_known_sample(&self, file: Option<&[u8]>) -> Option<Timestamp> {
+        self.placement.last_known(file, &self.node_stacks)
     }
 
     /// True when `source` says the profile is the Performance panel's own (`Internal`).

@@ -130,6 +130,8 @@ pub struct Placement {
     /// The large chunks (over [`KEEP_DECODED`] samples) by chunk index, once decoded
     /// (`None` inside: unreadable). Only those have an entry: a trace has ~10⁶ small chunks.
     decoded: HashMap<usize, std::sync::OnceLock<Option<Decoded>>>,
+    /// [`Placement::last_known`], once asked for.
+    last_known: std::sync::OnceLock<Option<Timestamp>>,
 }
 
 impl Placement {
@@ -159,6 +161,7 @@ impl Placement {
             widest: TimeDelta::ZERO,
             wide: Vec::new(),
             count: n,
+            last_known: Default::default(),
         };
         let span = |i: usize| p.hi(i).since(p.lo(i));
         // Wide: over 16 times the median span and over 1 ms.
@@ -200,6 +203,42 @@ impl Placement {
         let lo = (0..self.chunks.len()).map(|i| self.lo(i)).min()?;
         let hi = (0..self.chunks.len()).map(|i| self.hi(i)).max()?;
         Some((lo, hi))
+    }
+
+    /// Time of the latest sample that names a known node (`None`: there is none; samples
+    /// naming no node are left out everywhere, so they are no one's next sample). The
+    /// chunks are read latest-ending first until none left can hold a later sample; read
+    /// once, then kept (asked only for a window's last row, rarely).
+    pub fn last_known(&self, file: Option<&[u8]>, stacks: &NodeStacks) -> Option<Timestamp> {
+        *self.last_known.get_or_init(|| {
+            let mut latest: Vec<usize> = (0..self.chunks.len()).collect();
+            latest.sort_unstable_by_key(|&i| std::cmp::Reverse(self.hi(i)));
+            let (mut ids, mut deltas) = (Vec::new(), Vec::new());
+            let (mut ts, mut stack, mut reordered) = (Vec::new(), Vec::new(), Vec::new());
+            let mut best = None;
+            for i in latest {
+                if best.is_some_and(|b| self.hi(i) <= b) {
+                    break;
+                }
+                if !self.chunks[i]
+                    .samples
+                    .read_into(file, &mut ids, &mut deltas)
+                {
+                    continue;
+                }
+                ts.clear();
+                self.append_rows(
+                    i,
+                    (&ids, &deltas),
+                    stacks,
+                    &mut ts,
+                    &mut stack,
+                    &mut reordered,
+                );
+                best = best.max(ts.iter().copied().max());
+            }
+            best
+        })
     }
 
     /// Indices of the chunks whose span meets `[start, end)`, in profile order.
