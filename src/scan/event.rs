@@ -129,17 +129,7 @@ impl<'a> TraceEvent<'a> {
     /// Resets every field, for the event at `offset`.
     #[inline(always)]
     fn clear(&mut self, offset: u64) {
-        self.offset = offset;
-        self.ph = Phase::Missing;
-        self.name = b"";
-        self.cat = b"";
-        self.raw_pid = None;
-        self.raw_tid = None;
-        self.raw_ts = None;
-        self.raw_dur = None;
-        self.raw_id = None;
-        self.args = None;
-        self.chunk_layout = None;
+        *self = TraceEvent::empty(offset);
     }
 
     /// An event with no field read, at `offset`.
@@ -162,8 +152,9 @@ impl<'a> TraceEvent<'a> {
     /// [`TraceEvent::parse`] of an event in Chrome's own layout (`TraceEvent::AppendAsJSON`
     /// and DevTools write no whitespace inside an event and keys of at most 7 bytes without
     /// escapes): each key is matched as one 8-byte word with its closing quote, and an
-    /// integer value ended by `,` or `}` is read eight digits at a time. `None` at the first byte that does not fit, or when the
-    /// bytes end inside the event; the event is then for [`TraceEvent::parse_general`].
+    /// integer value ended by `,` or `}` is read eight digits at a time. `None` at the
+    /// first byte that does not fit, or when the bytes end inside the event; the event is
+    /// then for [`TraceEvent::parse_general`].
     /// Whenever this returns an event, `parse_general` returns the same one.
     pub fn parse_compact(b: &'a [u8], i: usize, base: u64) -> Option<(TraceEvent<'a>, usize)> {
         let mut ev = TraceEvent::empty(base + i as u64);

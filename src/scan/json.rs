@@ -736,10 +736,10 @@ fn uint_at(b: &[u8], start: usize, end: usize) -> Option<u64> {
         && let Some(w) = b.get(start..start + 4)
     {
         // Up to four digits (node ids, deltas of sampling intervals): two multiplies.
-        let w = u32::from_le_bytes(w.try_into().expect("4 bytes"));
-        let v = (w & 0x0F0F_0F0F) << (8 * (4 - len as u32));
-        let v = (v.wrapping_mul((10 << 8) + 1) >> 8) & 0x00FF_00FF;
-        return Some((v.wrapping_mul((100 << 16) + 1) >> 16) as u64);
+        return Some(swar_value4(
+            u32::from_le_bytes(w.try_into().expect("4 bytes")),
+            len as u32,
+        ));
     }
     if !(1..=8).contains(&len) {
         return None;
@@ -779,6 +779,14 @@ fn swar_value(chunk: u64, len: u32) -> i64 {
     let v = (v.wrapping_mul((10 << 8) + 1) >> 8) & 0x00FF_00FF_00FF_00FF;
     let v = (v.wrapping_mul((100 << 16) + 1) >> 16) & 0x0000_FFFF_0000_FFFF;
     (v.wrapping_mul((10000 << 32) + 1) >> 32) as i64
+}
+
+/// [`swar_value`] of the first `len` (1–4) digits of a little-endian 32-bit word.
+#[inline(always)]
+fn swar_value4(chunk: u32, len: u32) -> u64 {
+    let v = (chunk & 0x0F0F_0F0F) << (8 * (4 - len));
+    let v = (v.wrapping_mul((10 << 8) + 1) >> 8) & 0x00FF_00FF;
+    (v.wrapping_mul((100 << 16) + 1) >> 16) as u64
 }
 
 /// Digits at `b[j..]` one by one: (value, count). The value wraps past 18 digits; callers
