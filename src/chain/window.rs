@@ -42,7 +42,8 @@ pub struct Weighted<'p> {
     pub first: usize,
     /// Weight of each candidate, in order.
     pub weights: Vec<TimeDelta>,
-    window: Window,
+    /// [`Weighted::longest_gap`], found while weighing.
+    longest_gap: TimeDelta,
 }
 
 impl<'p> Weighted<'p> {
@@ -56,9 +57,12 @@ impl<'p> Weighted<'p> {
         file: Option<&[u8]>,
     ) -> Self {
         let ts = &table.ts;
+        let (mut prev, mut longest_gap) = (window.start, TimeDelta::ZERO);
         let weights = rows
             .clone()
             .map(|i| {
+                longest_gap = longest_gap.max(ts[i].since(prev));
+                prev = ts[i];
                 // The table holds every known sample of the chunks meeting the window, so
                 // a missing next row means the next known sample is in a chunk wholly after
                 // the window end — or there is none (later samples, if any, name no node).
@@ -77,7 +81,7 @@ impl<'p> Weighted<'p> {
             table,
             first: rows.start,
             weights,
-            window: *window,
+            longest_gap: longest_gap.max(window.end.since(prev)),
         }
     }
 
@@ -89,11 +93,6 @@ impl<'p> Weighted<'p> {
     /// Stack of candidate `k`.
     pub fn stack(&self, k: usize) -> StackIndex {
         self.table.stack[self.first + k]
-    }
-
-    /// Time of candidate `k`.
-    pub fn ts(&self, k: usize) -> Timestamp {
-        self.table.ts[self.first + k]
     }
 
     /// SPEC §1 step 3: the largest group of candidates with the same stack; ties go to the
@@ -134,13 +133,6 @@ impl<'p> Weighted<'p> {
     /// The longest stretch of the window without a sample: from the window start to the
     /// first candidate, between candidates, and from the last one to the window end.
     pub fn longest_gap(&self) -> TimeDelta {
-        let mut prev = self.window.start;
-        let mut longest = TimeDelta::ZERO;
-        for k in 0..self.len() {
-            let t = self.ts(k);
-            longest = longest.max(t.since(prev));
-            prev = t;
-        }
-        longest.max(self.window.end.since(prev))
+        self.longest_gap
     }
 }
