@@ -213,29 +213,16 @@ impl Placement {
         *self.last_known.get_or_init(|| {
             let mut latest: Vec<usize> = (0..self.chunks.len()).collect();
             latest.sort_unstable_by_key(|&i| std::cmp::Reverse(self.hi(i)));
-            let (mut ids, mut deltas) = (Vec::new(), Vec::new());
-            let (mut ts, mut stack, mut reordered) = (Vec::new(), Vec::new(), Vec::new());
             let mut best = None;
             for i in latest {
                 if best.is_some_and(|b| self.hi(i) <= b) {
                     break;
                 }
-                if !self.chunks[i]
-                    .samples
-                    .read_into(file, &mut ids, &mut deltas)
-                {
-                    continue;
-                }
-                ts.clear();
-                self.append_rows(
-                    i,
-                    (&ids, &deltas),
-                    stacks,
-                    &mut ts,
-                    &mut stack,
-                    &mut reordered,
-                );
-                best = best.max(ts.iter().copied().max());
+                // Decoded rows are sorted: the chunk's latest known sample is the last.
+                let last = self
+                    .decode(i, file, stacks)
+                    .and_then(|d| d.ts.last().copied());
+                best = best.max(last);
             }
             best
         })
