@@ -101,6 +101,61 @@ fn sort_rows(ts: &mut Vec<Timestamp>, stack: &mut Vec<StackIndex>) {
     }
 }
 
+/// The times of a plain `timeDeltas` array at `file[r]` (µs, see [`plain_uints`]) from
+/// `base`, written to `out` in order; returns the element count (`None`: not plain).
+/// Out of line, so the running time stays in a register.
+#[inline(never)]
+fn fill_times(
+    file: &[u8],
+    r: &std::ops::Range<usize>,
+    base: Timestamp,
+    out: &mut [Timestamp],
+) -> Option<usize> {
+    let (mut t, mut k) = (base, 0);
+    plain_uints(file, r, |us| {
+        t = t + TimeDelta::from_nanos(us as i64 * 1000);
+        if let Some(slot) = out.get_mut(k) {
+            *slot = t;
+        }
+        k += 1;
+    })
+}
+
+/// The stacks of a plain `samples` array at `file[r]` written to `out` in order; returns
+/// the element count, or `None` when the array is not plain or names an unknown node.
+#[inline(never)]
+fn fill_stacks(
+    file: &[u8],
+    r: &std::ops::Range<usize>,
+    stacks: &NodeStacks,
+    out: &mut [StackIndex],
+) -> Option<usize> {
+    fn fill(
+        file: &[u8],
+        r: &std::ops::Range<usize>,
+        out: &mut [StackIndex],
+        get: impl Fn(u64) -> Option<StackIndex>,
+    ) -> Option<usize> {
+        let (mut known, mut k) = (true, 0);
+        let n = plain_uints(file, r, |id| {
+            match (get(id), out.get_mut(k)) {
+                (Some(s), Some(slot)) => *slot = s,
+                _ => known = false,
+            }
+            k += 1;
+        })?;
+        known.then_some(n)
+    }
+    match stacks {
+        NodeStacks::Dense(d) => fill(file, r, out, |id| {
+            d.get(usize::try_from(id).ok()?).copied().flatten()
+        }),
+        NodeStacks::Sparse(m) => fill(file, r, out, |id| {
+            m.get(&NodeId(i64::try_from(id).ok()?)).copied()
+        }),
+    }
+}
+
 /// A large chunk decoded once: its known samples sorted by time (ties in profile order),
 /// the times of its samples that came with a negative delta (sorted), and the number of
 /// samples naming no node.
@@ -332,26 +387,50 @@ impl Placement {
             return false;
         };
         let (n, len) = (summary.count as usize, ts.len());
-        let mut t = self.base[i];
-        let times = plain_uints(b, &deltas.range(), |us| {
-            t = t + TimeDelta::from_nanos(us as i64 * 1000);
-            ts.push(t);
-        });
-        let mut known = true;
-        let ids = times.filter(|&c| c == n).and_then(|_| {
-            plain_uints(b, &samples.range(), |id| {
-                match stacks.get(NodeId(id as i64)) {
-                    Some(s) => stack.push(s),
-                    None => known = false,
-                }
-            })
-        });
-        if ids == Some(n) && known {
+        // The rows are written into slots made beforehand, not pushed: with no call to grow
+        // a buffer inside the loops, the running time stays in a register instead of going
+        // through memory on every sample (a store-to-load wait that was half the loop).
+        ts.resize(len + n, Timestamp::default());
+        stack.resize(len + n, StackIndex::new(0));
+        let times = fill_times(b, &deltas.range(), self.base[i], &mut ts[len..]);
+        let ids = times
+            .filter(|&c| c == n)
+            .and_then(|_| fill_stacks(b, &samples.range(), stacks, &mut stack[len..]));
+        if ids == Some(n) {
             return true;
         }
         ts.truncate(len);
         stack.truncate(len);
         false
+    }
+
+    /// Asks the CPU to start loading the arrays of chunk `i` left in `file`, so that they
+    /// arrive while the chunk before it is read: a window's chunks lie ~1 KB apart in a
+    /// file far larger than the caches, and each started with a wait on memory.
+    fn prefetch(&self, i: usize, file: Option<&[u8]>) {
+        #[cfg(target_arch = "x86_64")]
+        if let (
+            Some(b),
+            SampleArrays::InFile {
+                samples, deltas, ..
+            },
+        ) = (file, &self.chunks[i].samples)
+        {
+            for r in [samples.range(), deltas.range()] {
+                let Some(bytes) = b.get(r) else { continue };
+                // The first 2 KB: past that, the hardware's own prefetch has caught up.
+                for line in bytes.chunks(64).take(32) {
+                    // SAFETY: SSE is part of the x86_64 baseline; a prefetch of an address
+                    // inside `file` reads nothing into the program and cannot fault.
+                    unsafe {
+                        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+                        _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast());
+                    }
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (i, file);
     }
 
     /// The samples of the chunks that meet `[start, end)`, read from `file` where needed.
@@ -376,7 +455,10 @@ impl Placement {
         // time alone gives (time, profile order).
         let inside =
             |v: &[Timestamp]| v.partition_point(|&t| t < start)..v.partition_point(|&t| t < end);
-        for i in meeting {
+        for (j, &i) in meeting.iter().enumerate() {
+            if let Some(&next) = meeting.get(j + 1) {
+                self.prefetch(next, file);
+            }
             if let Some(cell) = self.decoded.get(&i) {
                 // Only its rows inside the window: the rows around them are not needed
                 // (a row's weight ends at the next sample or at the window's end).
@@ -527,34 +609,36 @@ mod tests {
             Timestamp::default(),
             vec![chunk(0, 1), chunk(2, 3), chunk(4, 5), chunk(6, 7)],
         );
-        let stacks = NodeStacks::new(
-            [
-                (NodeId(1), StackIndex::new(0)),
-                (NodeId(2), StackIndex::new(1)),
-            ]
-            .into_iter(),
-        );
-        let t = Timestamp::from_micros;
-        let w = p.window(t(0), t(1000), Some(file), &stacks);
-        let rows: Vec<(i64, usize)> = (w.table.ts.iter().zip(&w.table.stack))
-            .map(|(t, s)| (t.as_nanos() / 1000, s.index()))
-            .collect();
-        // A from 0: 10, 30, 35; B from 35: 45, (65 unknown), 70; C from 70: 73, 77, 82;
-        // D from 82: 88, 94.
-        let expected = [
-            (10, 0),
-            (30, 1),
-            (35, 0),
-            (45, 0),
-            (70, 1),
-            (73, 1),
-            (77, 1),
-            (82, 1),
-            (88, 0),
-            (94, 0),
+        let pairs = [
+            (NodeId(1), StackIndex::new(0)),
+            (NodeId(2), StackIndex::new(1)),
         ];
-        assert_eq!(rows, expected);
-        assert_eq!((w.unknown, w.unreadable), (1, 0));
+        // Both kinds of node table: the dense one (small ids) and the hash map.
+        let dense = NodeStacks::new(pairs.into_iter());
+        assert!(matches!(dense, NodeStacks::Dense(_)));
+        for stacks in [dense, NodeStacks::Sparse(pairs.into_iter().collect())] {
+            let t = Timestamp::from_micros;
+            let w = p.window(t(0), t(1000), Some(file), &stacks);
+            let rows: Vec<(i64, usize)> = (w.table.ts.iter().zip(&w.table.stack))
+                .map(|(t, s)| (t.as_nanos() / 1000, s.index()))
+                .collect();
+            // A from 0: 10, 30, 35; B from 35: 45, (65 unknown), 70; C from 70: 73, 77, 82;
+            // D from 82: 88, 94.
+            let expected = [
+                (10, 0),
+                (30, 1),
+                (35, 0),
+                (45, 0),
+                (70, 1),
+                (73, 1),
+                (77, 1),
+                (82, 1),
+                (88, 0),
+                (94, 0),
+            ];
+            assert_eq!(rows, expected);
+            assert_eq!((w.unknown, w.unreadable), (1, 0));
+        }
     }
 
     #[test]
