@@ -1,16 +1,21 @@
 //! The fast paths for number arrays agree with the general one: whenever `plain_uints`
 //! accepts bytes, `int_array` reads the same integers from them; `plain_sum` accepts
-//! exactly the same bytes and gives their count, first element and sum.
+//! exactly the same bytes and gives their count, first element and sum; `plain_uints_into`
+//! accepts the same bytes as `plain_uints` and writes the same values.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskchain::scan::json::{PlainSum, Token, int_array, plain_sum, plain_uints};
+use taskchain::scan::json::{PlainSum, Token, int_array, plain_sum, plain_uints, plain_uints_into};
 
 fuzz_target!(|data: &[u8]| {
     let mut fast = Vec::new();
     let whole = 0..data.len();
     let sum = plain_sum(data, &whole);
+    let mut into = vec![0u32; data.len() / 2 + 1];
+    let n_into = plain_uints_into(data, &whole, &mut into);
     if plain_uints(data, &whole, |v| fast.push(v as i64)).is_some() {
+        assert_eq!(n_into, Some(fast.len()));
+        assert!(fast.iter().zip(&into).all(|(&a, &b)| a == b as i64));
         let mut general = Vec::new();
         let n = int_array(data, 0, |t| {
             general.push(match t {
@@ -27,6 +32,7 @@ fuzz_target!(|data: &[u8]| {
         };
         assert_eq!(sum, Some(expected));
     } else {
+        assert_eq!(n_into, None);
         assert_eq!(sum, None);
     }
 });

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 
 use super::index::StackIndex;
 use super::tables::SampleTable;
-use crate::scan::json::plain_uints;
+use crate::scan::json::plain_uints_into;
 use crate::scan::records::{NodeId, ProfileChunk, SampleArrays};
 use crate::time::{TimeDelta, Timestamp};
 
@@ -39,6 +39,28 @@ impl NodeStacks {
             NodeStacks::Dense(dense)
         } else {
             NodeStacks::Sparse(pairs.collect())
+        }
+    }
+
+    /// The stacks of nodes `ids`, written to `out` (as long as `ids`); false when an id
+    /// names no node (`out` is then partly written).
+    pub fn get_all(&self, ids: &[u32], out: &mut [StackIndex]) -> bool {
+        fn all(
+            ids: &[u32],
+            out: &mut [StackIndex],
+            get: impl Fn(u32) -> Option<StackIndex>,
+        ) -> bool {
+            for (slot, &id) in out.iter_mut().zip(ids) {
+                match get(id) {
+                    Some(s) => *slot = s,
+                    None => return false,
+                }
+            }
+            true
+        }
+        match self {
+            NodeStacks::Dense(d) => all(ids, out, |id| d.get(id as usize).copied().flatten()),
+            NodeStacks::Sparse(m) => all(ids, out, |id| m.get(&NodeId(id.into())).copied()),
         }
     }
 
@@ -98,61 +120,6 @@ fn sort_rows(ts: &mut Vec<Timestamp>, stack: &mut Vec<StackIndex>) {
         budget -= k - to;
         ts[to..=k].rotate_right(1);
         stack[to..=k].rotate_right(1);
-    }
-}
-
-/// The times of a plain `timeDeltas` array at `file[r]` (µs, see [`plain_uints`]) from
-/// `base`, written to `out` in order; returns the element count (`None`: not plain).
-/// Out of line, so the running time stays in a register.
-#[inline(never)]
-fn fill_times(
-    file: &[u8],
-    r: &std::ops::Range<usize>,
-    base: Timestamp,
-    out: &mut [Timestamp],
-) -> Option<usize> {
-    let (mut t, mut k) = (base, 0);
-    plain_uints(file, r, |us| {
-        t = t + TimeDelta::from_nanos(us as i64 * 1000);
-        if let Some(slot) = out.get_mut(k) {
-            *slot = t;
-        }
-        k += 1;
-    })
-}
-
-/// The stacks of a plain `samples` array at `file[r]` written to `out` in order; returns
-/// the element count, or `None` when the array is not plain or names an unknown node.
-#[inline(never)]
-fn fill_stacks(
-    file: &[u8],
-    r: &std::ops::Range<usize>,
-    stacks: &NodeStacks,
-    out: &mut [StackIndex],
-) -> Option<usize> {
-    fn fill(
-        file: &[u8],
-        r: &std::ops::Range<usize>,
-        out: &mut [StackIndex],
-        get: impl Fn(u64) -> Option<StackIndex>,
-    ) -> Option<usize> {
-        let (mut known, mut k) = (true, 0);
-        let n = plain_uints(file, r, |id| {
-            match (get(id), out.get_mut(k)) {
-                (Some(s), Some(slot)) => *slot = s,
-                _ => known = false,
-            }
-            k += 1;
-        })?;
-        known.then_some(n)
-    }
-    match stacks {
-        NodeStacks::Dense(d) => fill(file, r, out, |id| {
-            d.get(usize::try_from(id).ok()?).copied().flatten()
-        }),
-        NodeStacks::Sparse(m) => fill(file, r, out, |id| {
-            m.get(&NodeId(i64::try_from(id).ok()?)).copied()
-        }),
     }
 }
 
@@ -363,17 +330,17 @@ impl Placement {
     }
 
     /// [`Placement::append_rows`] for a chunk still in the file whose two arrays are as
-    /// Chrome writes them ([`crate::scan::json::plain_uints`]: no negative deltas) and
-    /// name only known nodes: the rows are built while the arrays are read, with no
-    /// buffers between. Returns false, having appended nothing, for any other chunk (the
-    /// caller then takes the general path).
+    /// Chrome writes them ([`plain_uints_into`]: no negative deltas) and name only known
+    /// nodes: each array is read into `scratch`, then turned into rows. Returns false,
+    /// having appended nothing, for any other chunk (the caller then takes the general
+    /// path).
     fn append_plain(
         &self,
         i: usize,
         file: Option<&[u8]>,
         stacks: &NodeStacks,
-        ts: &mut Vec<Timestamp>,
-        stack: &mut Vec<StackIndex>,
+        (ts, stack): (&mut Vec<Timestamp>, &mut Vec<StackIndex>),
+        scratch: &mut Vec<u32>,
     ) -> bool {
         let (
             Some(b),
@@ -387,16 +354,21 @@ impl Placement {
             return false;
         };
         let (n, len) = (summary.count as usize, ts.len());
-        // The rows are written into slots made beforehand, not pushed: with no call to grow
-        // a buffer inside the loops, the running time stays in a register instead of going
-        // through memory on every sample (a store-to-load wait that was half the loop).
+        scratch.resize(n, 0);
+        if plain_uints_into(b, &deltas.range(), scratch) != Some(n) {
+            return false;
+        }
+        // Written into slots made beforehand, not pushed: with no call to grow a buffer
+        // inside the loop, the running time stays in a register.
         ts.resize(len + n, Timestamp::default());
+        let mut t = self.base[i];
+        for (slot, &us) in ts[len..].iter_mut().zip(scratch.iter()) {
+            t = t + TimeDelta::from_nanos(us as i64 * 1000);
+            *slot = t;
+        }
         stack.resize(len + n, StackIndex::new(0));
-        let times = fill_times(b, &deltas.range(), self.base[i], &mut ts[len..]);
-        let ids = times
-            .filter(|&c| c == n)
-            .and_then(|_| fill_stacks(b, &samples.range(), stacks, &mut stack[len..]));
-        if ids == Some(n) {
+        let ids = plain_uints_into(b, &samples.range(), scratch) == Some(n);
+        if ids && stacks.get_all(scratch, &mut stack[len..]) {
             return true;
         }
         ts.truncate(len);
@@ -450,7 +422,7 @@ impl Placement {
             .map(|&i| self.chunks[i].samples.summary().count as usize)
             .sum();
         let (mut ts, mut stack) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
-        let (mut ids, mut deltas) = (Vec::new(), Vec::new());
+        let (mut ids, mut deltas, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
         // Chunks in profile order: rows are appended in profile order, so a stable sort by
         // time alone gives (time, profile order).
         let inside =
@@ -475,7 +447,7 @@ impl Placement {
                 }
                 continue;
             }
-            if self.append_plain(i, file, stacks, &mut ts, &mut stack) {
+            if self.append_plain(i, file, stacks, (&mut ts, &mut stack), &mut scratch) {
                 continue;
             }
             if !self.chunks[i]
