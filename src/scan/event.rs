@@ -69,7 +69,7 @@ pub struct TraceEvent<'a> {
     pub args: Option<&'a [u8]>,
     /// The [`chunk::layout`] of `args`, read during the parse when `args` starts as a
     /// `ProfileChunk`'s does ([`chunk::looks_like_chunk`]); `None` otherwise.
-    pub chunk_layout: Option<Box<ChunkLayout>>,
+    pub chunk_layout: Option<ChunkLayout>,
 }
 
 impl<'a> TraceEvent<'a> {
@@ -287,7 +287,7 @@ impl<'a> TraceEvent<'a> {
         match chunk::layout_at(b, v) {
             Ok((layout, end)) => {
                 self.args = Some(&b[v..end]);
-                self.chunk_layout = Some(Box::new(layout));
+                self.chunk_layout = Some(layout);
                 Some(Ok(end))
             }
             Err(json::LexError::Incomplete) => Some(Err(json::LexError::Incomplete)),
@@ -381,7 +381,7 @@ mod tests {
         assert_eq!(&args[layout.samples.clone().unwrap()], b"[1,1]");
         assert_eq!(&args[layout.deltas.clone().unwrap()], b"[5,7]");
         assert_eq!(&args[layout.nodes.clone().unwrap()], br#"[{"id":1}]"#);
-        assert_eq!(*layout, chunk::layout(args).unwrap());
+        assert_eq!(layout, chunk::layout(args).unwrap());
         // Other args, and chunk args that are not JSON inside, are skipped as before.
         let b = br#"{"args":{"data":{"url":"x"}},"ph":"X"}"#;
         let (ev, _) = TraceEvent::parse(b, 0, 0).unwrap();

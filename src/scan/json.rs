@@ -632,7 +632,13 @@ pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
             let c3 = m.trailing_zeros() as usize;
             let m = m & m.wrapping_sub(1);
             let c4 = m.trailing_zeros() as usize;
-            let lens = [c1 - at, c2 - c1 - 1, c3 - c2 - 1, c4 - c3 - 1];
+            // Wrapping: a missing comma (64) after another missing one gives a huge length.
+            let lens = [
+                c1 - at,
+                c2.wrapping_sub(c1 + 1),
+                c3.wrapping_sub(c2 + 1),
+                c4.wrapping_sub(c3 + 1),
+            ];
             // Four numbers of 1–4 digits whose fourth comma is in the 16 bytes from `at`.
             if lens.iter().all(|l| (1..=4).contains(l)) && c4 < 64 && c4 < at + 16 {
                 let idx =
@@ -1375,6 +1381,10 @@ mod tests {
             accepted > 10_000 && fast_steps > 3_000,
             "{accepted} {fast_steps}"
         );
+        // Commas and nothing else, a comma last: refused.
+        for odd in [&b"[,]"[..], b"[,,]", b"[1,]", b"[1,2,3,4,]", b"[1,2,3,4,,]"] {
+            assert_eq!(plain_uints_into(odd, &(0..odd.len()), &mut [0; 8]), None);
+        }
         // A hand-checked case: four short numbers in one block, then the rest one by one.
         let mut v = [0; 7];
         let b = b"[7,4321,05,987,123456,1,22]";
