@@ -56,32 +56,33 @@ impl<'p> Weighted<'p> {
         window: &Window,
         file: Option<&[u8]>,
     ) -> Self {
-        let ts = &table.ts;
-        let (mut prev, mut longest_gap) = (window.start, TimeDelta::ZERO);
-        let weights = rows
-            .clone()
-            .map(|i| {
-                longest_gap = longest_gap.max(ts[i].since(prev));
-                prev = ts[i];
+        let rows_ts = &table.ts[rows.clone()];
+        // Inside the window, rows are sorted and before its end: each weight but the last
+        // is the step to the next row, and so is each gap but the first and the last.
+        let mut weights: Vec<TimeDelta> = rows_ts.windows(2).map(|p| p[1].since(p[0])).collect();
+        let inner_gap = weights.iter().copied().max().unwrap_or_default();
+        let edge_gaps = match (rows_ts.first(), rows_ts.last()) {
+            (Some(&first), Some(&last)) => {
                 // The table holds every known sample of the chunks meeting the window, so
                 // a missing next row means the next known sample is in a chunk wholly after
                 // the window end — or there is none (later samples, if any, name no node).
-                let next = match ts.get(i + 1) {
+                let next = match table.ts.get(rows.end) {
                     Some(&t) => t,
-                    None if profile.last_known_sample(file).is_some_and(|l| ts[i] < l) => {
-                        window.end
-                    }
-                    None => ts[i] + profile.mean_interval,
+                    None if profile.last_known_sample(file).is_some_and(|l| last < l) => window.end,
+                    None => last + profile.mean_interval,
                 };
-                next.min(window.end).since(ts[i]).max(TimeDelta::ZERO)
-            })
-            .collect();
+                weights.push(next.min(window.end).since(last).max(TimeDelta::ZERO));
+                first.since(window.start).max(window.end.since(last))
+            }
+            _ => window.end.since(window.start),
+        };
+        let longest_gap = inner_gap.max(edge_gaps);
         Weighted {
             profile,
             table,
             first: rows.start,
             weights,
-            longest_gap: longest_gap.max(window.end.since(prev)),
+            longest_gap,
         }
     }
 
