@@ -86,13 +86,14 @@ pub fn layout_at(b: &[u8], i: usize) -> Lexed<(ChunkLayout, usize)> {
                                     let e = skip_value(b, v);
                                     return Some(e.inspect(|&e| out.start_time = Some(v..e)));
                                 }
-                                _ => return None,
+                                _ => return Some(array(b, v)),
                             };
                             Some(array(b, v).inspect(|&e| *slot = Some(v..e)))
                         })
                     })
                 }
-                _ => None,
+                // `lines`, `columns`, `trace_ids`: number arrays, skipped by one search.
+                _ => Some(array(b, v)),
             })
         })
     })?;
