@@ -21,7 +21,7 @@ pub use index::{FrameIndex, StackIndex};
 pub use samples::{NodeStacks, Placement, WindowSamples};
 pub use tables::{FrameKind, FrameTable, SampleTable, StackTable};
 
-use crate::scan::records::{Pid, ProfileId, ThreadKey};
+use crate::scan::records::{Pid, ProfileData, ProfileId, ThreadKey};
 use crate::scan::{Diagnostics, ScannedTrace};
 use crate::time::{TimeDelta, Timestamp};
 
@@ -132,7 +132,10 @@ impl ProfileSet {
 /// Builds every profile of a scanned trace (nodes, stacks, frames, chunks placed in time;
 /// samples stay unread). Consumes the chunks.
 pub fn build(trace: &mut ScannedTrace, diagnostics: &mut Diagnostics) -> ProfileSet {
-    let mut builders: BTreeMap<(Pid, ProfileId), ProfileBuilder> = BTreeMap::new();
+    // Each profile with its chunks' data, added in the parallel part (sorting a profile's
+    // chunks and reading its nodes is most of the work).
+    let mut builders: BTreeMap<(Pid, ProfileId), (ProfileBuilder, Option<ProfileData>)> =
+        BTreeMap::new();
     let mut profile_events = std::mem::take(&mut trace.profiles);
     profile_events.sort_by_key(|p| p.order);
     for p in profile_events {
@@ -143,19 +146,22 @@ pub fn build(trace: &mut ScannedTrace, diagnostics: &mut Diagnostics) -> Profile
         }
         builders.insert(
             key,
-            ProfileBuilder::new(Origin::from_profile_event(
-                p.thread,
-                p.id,
-                p.ts,
-                p.start_time,
-                p.source,
-            )),
+            (
+                ProfileBuilder::new(Origin::from_profile_event(
+                    p.thread,
+                    p.id,
+                    p.ts,
+                    p.start_time,
+                    p.source,
+                )),
+                None,
+            ),
         );
     }
     let mut orphan = 0u64;
     for (key, data) in std::mem::take(&mut trace.profile_data) {
         match builders.get_mut(&key) {
-            Some(b) => b.add_profile_data(data),
+            Some((_, slot)) => *slot = Some(data),
             None => {
                 orphan += data
                     .chunks
@@ -169,7 +175,7 @@ pub fn build(trace: &mut ScannedTrace, diagnostics: &mut Diagnostics) -> Profile
         "profile samples in chunks without a Profile event (unplaceable, ignored)",
         orphan,
     );
-    let mut all: Vec<ProfileBuilder> = builders.into_values().collect();
+    let mut all: Vec<(ProfileBuilder, Option<ProfileData>)> = builders.into_values().collect();
     let mut cpu_profiles = std::mem::take(&mut trace.cpu_profiles);
     cpu_profiles.sort_by_key(|c| c.order);
     for c in cpu_profiles {
@@ -186,11 +192,14 @@ pub fn build(trace: &mut ScannedTrace, diagnostics: &mut Diagnostics) -> Profile
             source: None,
         });
         b.add_chunk(c.data);
-        all.push(b);
+        all.push((b, None));
     }
     let built: Vec<(CpuProfile, Diagnostics)> = all
         .into_par_iter()
-        .map(|b| {
+        .map(|(mut b, data)| {
+            if let Some(data) = data {
+                b.add_profile_data(data);
+            }
             let mut d = Diagnostics::default();
             (b.finish(&mut d), d)
         })
