@@ -59,8 +59,15 @@ impl<'p> Weighted<'p> {
         let rows_ts = &table.ts[rows.clone()];
         // Inside the window, rows are sorted and before its end: each weight but the last
         // is the step to the next row, and so is each gap but the first and the last.
-        let mut weights: Vec<TimeDelta> = rows_ts.windows(2).map(|p| p[1].since(p[0])).collect();
-        let inner_gap = weights.iter().copied().max().unwrap_or_default();
+        let mut inner_gap = TimeDelta::ZERO;
+        let mut weights: Vec<TimeDelta> = rows_ts
+            .windows(2)
+            .map(|p| {
+                let step = p[1].since(p[0]);
+                inner_gap = inner_gap.max(step);
+                step
+            })
+            .collect();
         let edge_gaps = match (rows_ts.first(), rows_ts.last()) {
             (Some(&first), Some(&last)) => {
                 // The table holds every known sample of the chunks meeting the window, so

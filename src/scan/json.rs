@@ -640,7 +640,9 @@ pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
                 c4.wrapping_sub(c3 + 1),
             ];
             // Four numbers of 1–4 digits whose fourth comma is in the 16 bytes from `at`.
-            if lens.iter().all(|l| (1..=4).contains(l)) && c4 < 64 && c4 < at + 16 {
+            // Each length in 1–4: one compare of their OR, each less one (0 wraps).
+            let over = lens.iter().fold(0, |acc, l| acc | l.wrapping_sub(1));
+            if over < 4 && c4 < 64 && c4 < at + 16 {
                 let idx =
                     (lens[0] - 1) | (lens[1] - 1) << 2 | (lens[2] - 1) << 4 | (lens[3] - 1) << 6;
                 // SAFETY: unaligned loads of 16 bytes of `w` (`at` < 64, `w` has 80) and
