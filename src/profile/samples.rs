@@ -361,10 +361,27 @@ impl Placement {
         // Written into slots made beforehand, not pushed: with no call to grow a buffer
         // inside the loop, the running time stays in a register.
         ts.resize(len + n, Timestamp::default());
-        let mut t = self.base[i];
-        for (slot, &us) in ts[len..].iter_mut().zip(scratch.iter()) {
-            t = t + TimeDelta::from_nanos(us as i64 * 1000);
-            *slot = t;
+        let base = self.base[i];
+        let new = ts[len..].iter_mut().zip(scratch.iter());
+        // No delta here is negative, so no running time passes base + the chunk's sum:
+        // when that sum is exact (not saturated) and fits, plain adds give the times.
+        let fits = summary.sum.as_nanos() < i64::MAX
+            && base
+                .as_nanos()
+                .checked_add(summary.sum.as_nanos())
+                .is_some();
+        if fits {
+            let mut t = base.as_nanos();
+            for (slot, &us) in new {
+                t += us as i64 * 1000;
+                *slot = Timestamp::from_nanos(t);
+            }
+        } else {
+            let mut t = base;
+            for (slot, &us) in new {
+                t = t + TimeDelta::from_nanos(us as i64 * 1000);
+                *slot = t;
+            }
         }
         stack.resize(len + n, StackIndex::new(0));
         let ids = plain_uints_into(b, &samples.range(), scratch) == Some(n);
@@ -611,6 +628,28 @@ mod tests {
             assert_eq!(rows, expected);
             assert_eq!((w.unknown, w.unreadable), (1, 0));
         }
+    }
+
+    #[test]
+    fn plain_rows_near_the_end_of_time_saturate_as_the_general_ones_do() {
+        // Deltas of 1, 2 and 3 µs from 2.5 µs before the latest representable time: the
+        // second and third sum past it and stand at it, on the plain path as elsewhere.
+        let file = b"[1,1,1] [1,2,3]";
+        let chunk = ProfileChunk {
+            ts: Timestamp::default(),
+            order: 0,
+            samples: SampleArrays::InFile {
+                samples: crate::scan::records::Span::of(0..7),
+                deltas: crate::scan::records::Span::of(8..15),
+                summary: crate::scan::chunk::summarize_deltas(file, &(8..15), 3).unwrap(),
+            },
+        };
+        let end = Timestamp::from_nanos(i64::MAX);
+        let p = Placement::new(Timestamp::from_nanos(i64::MAX - 2500), vec![chunk]);
+        let stacks = NodeStacks::new([(NodeId(1), StackIndex::new(0))].into_iter());
+        let w = p.window(Timestamp::default(), end, Some(file), &stacks);
+        let late = [i64::MAX - 1500, i64::MAX, i64::MAX].map(Timestamp::from_nanos);
+        assert_eq!(w.table.ts, late);
     }
 
     #[test]
