@@ -272,18 +272,19 @@ impl Collector {
                 Err(_) => return bad(self),
             },
         };
-        let mut out = ChunkData::default();
+        // The sample arrays are set last (a default one would be allocated, then dropped).
+        let mut nodes = Vec::new();
         if let Some(r) = &layout.nodes {
             match self.args.with(&args[r.clone()], |v| {
                 v.as_array()
                     .map(|a| a.iter().filter_map(node).collect::<Vec<_>>())
                     .unwrap_or_default()
             }) {
-                Some(nodes) => out.nodes = nodes,
+                Some(read) => nodes = read,
                 None => return bad(self),
             }
         }
-        out.start_time = layout
+        let start_time = layout
             .start_time
             .and_then(|r| super::json::micros_to_nanos(&args[r]))
             .map(Timestamp::from_nanos);
@@ -294,7 +295,11 @@ impl Collector {
                     1,
                 );
             }
-            return Some(out);
+            return Some(ChunkData {
+                nodes,
+                samples: SampleArrays::default(),
+                start_time,
+            });
         };
         let Ok((ns, nd, summary)) = chunk::summarize_chunk(args, sr, dr) else {
             return bad(self);
@@ -312,14 +317,18 @@ impl Collector {
             deltas: Span::of(dr.clone()),
             summary,
         };
-        out.samples = match self.file_base {
+        let samples = match self.file_base {
             Some(base) => here.moved_by(args.as_ptr() as usize - base),
             None => match here.read(Some(args)) {
                 Some((samples, deltas)) => SampleArrays::read_now(samples, deltas),
                 None => SampleArrays::Unreadable(summary),
             },
         };
-        Some(out)
+        Some(ChunkData {
+            nodes,
+            samples,
+            start_time,
+        })
     }
 
     fn tracing_started_in_browser(&mut self, ev: &TraceEvent<'_>) {
