@@ -114,11 +114,14 @@ impl<'p> Weighted<'p> {
         let mut k = 0;
         while k < self.len() {
             let (stack, first) = (self.stack(k), k);
-            let mut time = TimeDelta::ZERO;
+            // Weights are never negative: a wide sum clamped once equals the saturating
+            // sum, without a saturating add per sample.
+            let mut sum: i128 = 0;
             while k < self.len() && self.stack(k) == stack {
-                time = time + self.weights[k];
+                sum += self.weights[k].as_nanos() as i128;
                 k += 1;
             }
+            let time = TimeDelta::from_nanos(sum.min(i64::MAX as i128) as i64);
             let g = &mut groups[stack.index()];
             if g.0 == 0 {
                 g.1 = first;
