@@ -113,7 +113,8 @@ fn stages(c: &mut Criterion) {
 
 /// The hot loop of a profile: a chunk's `timeDeltas` (100 deltas of 2–4 digits, as
 /// Chrome writes them) summed on the fast path and, with a space after each comma, on the
-/// general path; side by side.
+/// general path; and read into a buffer value by value (as a long task's window reads
+/// them) one number at a time and four at a time; side by side.
 fn number_arrays(c: &mut Criterion) {
     let mut x: u64 = 1;
     let deltas: Vec<String> = (0..100)
@@ -132,6 +133,20 @@ fn number_arrays(c: &mut Criterion) {
             bench.iter(|| scan::chunk::summarize_deltas(black_box(&b), &(0..b.len()), 100))
         });
     }
+    let b = format!("[{}]", deltas.join(",")).into_bytes();
+    let mut out = vec![0u32; 100];
+    g.bench_function("values, one at a time", |bench| {
+        bench.iter(|| {
+            let mut k = 0;
+            scan::json::plain_uints(black_box(&b), &(0..b.len()), |v| {
+                out[k % 100] = v as u32;
+                k += 1;
+            })
+        })
+    });
+    g.bench_function("values, four at a time", |bench| {
+        bench.iter(|| scan::json::plain_uints_into(black_box(&b), &(0..b.len()), &mut out))
+    });
     g.finish();
 }
 
