@@ -59,7 +59,7 @@ impl NodeStacks {
             true
         }
         match self {
-            NodeStacks::Dense(d) => all(ids, out, |id| d.get(id as usize).copied().flatten()),
+            NodeStacks::Dense(d) => all(ids, out, |id| dense_get(d, id.into())),
             NodeStacks::Sparse(m) => all(ids, out, |id| m.get(&NodeId(id.into())).copied()),
         }
     }
@@ -68,12 +68,16 @@ impl NodeStacks {
     #[inline]
     pub fn get(&self, id: NodeId) -> Option<StackIndex> {
         match self {
-            NodeStacks::Dense(d) => usize::try_from(id.0)
-                .ok()
-                .and_then(|i| d.get(i).copied().flatten()),
+            NodeStacks::Dense(d) => dense_get(d, id.0),
             NodeStacks::Sparse(m) => m.get(&id).copied(),
         }
     }
+}
+
+/// `dense[id]` of a [`NodeStacks::Dense`] table.
+#[inline(always)]
+fn dense_get(dense: &[Option<StackIndex>], id: i64) -> Option<StackIndex> {
+    *dense.get(usize::try_from(id).ok()?)?
 }
 
 /// The samples of the chunks that meet one window, sorted by time (ties in profile order).
@@ -353,7 +357,14 @@ impl Placement {
         else {
             return false;
         };
-        let (n, len) = (summary.count as usize, ts.len());
+        let (n, len, base) = (summary.count as usize, ts.len(), self.base[i].as_nanos());
+        // No delta here is negative, so no running time passes base + the chunk's sum:
+        // when that sum is exact (not saturated) and fits, plain adds give the times (else
+        // the general path saturates them).
+        let sum = summary.sum.as_nanos();
+        if sum == i64::MAX || base.checked_add(sum).is_none() {
+            return false;
+        }
         scratch.resize(n, 0);
         if plain_uints_into(b, &deltas.range(), scratch) != Some(n) {
             return false;
@@ -361,27 +372,10 @@ impl Placement {
         // Written into slots made beforehand, not pushed: with no call to grow a buffer
         // inside the loop, the running time stays in a register.
         ts.resize(len + n, Timestamp::default());
-        let base = self.base[i];
-        let new = ts[len..].iter_mut().zip(scratch.iter());
-        // No delta here is negative, so no running time passes base + the chunk's sum:
-        // when that sum is exact (not saturated) and fits, plain adds give the times.
-        let fits = summary.sum.as_nanos() < i64::MAX
-            && base
-                .as_nanos()
-                .checked_add(summary.sum.as_nanos())
-                .is_some();
-        if fits {
-            let mut t = base.as_nanos();
-            for (slot, &us) in new {
-                t += us as i64 * 1000;
-                *slot = Timestamp::from_nanos(t);
-            }
-        } else {
-            let mut t = base;
-            for (slot, &us) in new {
-                t = t + TimeDelta::from_nanos(us as i64 * 1000);
-                *slot = t;
-            }
+        let mut t = base;
+        for (slot, &us) in ts[len..].iter_mut().zip(scratch.iter()) {
+            t += us as i64 * 1000;
+            *slot = Timestamp::from_nanos(t);
         }
         stack.resize(len + n, StackIndex::new(0));
         let ids = plain_uints_into(b, &samples.range(), scratch) == Some(n);

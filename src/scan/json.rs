@@ -498,12 +498,7 @@ pub fn plain_uints(b: &[u8], r: &std::ops::Range<usize>, mut f: impl FnMut(u64))
                 &tail
             }
         };
-        let (mut commas, mut others) = (0u64, 0u64);
-        for k in 0..4 {
-            let (c, o) = classify16(block[16 * k..16 * k + 16].try_into().expect("16 bytes"));
-            commas |= (c as u64) << (16 * k);
-            others |= (o as u64) << (16 * k);
-        }
+        let (mut commas, others) = classify64(block);
         if others != 0 {
             return None;
         }
@@ -611,12 +606,7 @@ pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
                 (&tail, rest.min(64))
             }
         };
-        let (mut commas, mut others) = (0u64, 0u64);
-        for k in 0..4 {
-            let (c, o) = classify16(w[16 * k..16 * k + 16].try_into().expect("16 bytes"));
-            commas |= (c as u64) << (16 * k);
-            others |= (o as u64) << (16 * k);
-        }
+        let (mut commas, others) = classify64(w);
         let valid_mask = if valid == 64 { !0 } else { (1u64 << valid) - 1 };
         commas &= valid_mask;
         if others & valid_mask != 0 {
@@ -736,12 +726,7 @@ pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
         } else {
             (1u64 << (n - start)) - 1
         };
-        let (mut c, mut others) = (0u64, 0u64);
-        for k in 0..4 {
-            let (ck, ok) = classify16(block[16 * k..16 * k + 16].try_into().expect("16 bytes"));
-            c |= (ck as u64) << (16 * k);
-            others |= (ok as u64) << (16 * k);
-        }
+        let (mut c, others) = classify64(block);
         c &= valid;
         if others & valid != 0 {
             return None;
@@ -854,6 +839,18 @@ impl DigitLevels {
         }
         t
     }
+}
+
+/// [`classify16`] of the first 64 bytes of `block` (at least 64 long): bit k for byte k.
+#[inline(always)]
+fn classify64(block: &[u8]) -> (u64, u64) {
+    let (mut commas, mut others) = (0u64, 0u64);
+    for k in 0..4 {
+        let (c, o) = classify16(block[16 * k..16 * k + 16].try_into().expect("16 bytes"));
+        commas |= (c as u64) << (16 * k);
+        others |= (o as u64) << (16 * k);
+    }
+    (commas, others)
 }
 
 /// Bit masks of the commas and of the bytes that are neither commas nor ASCII digits in a
