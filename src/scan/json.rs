@@ -696,10 +696,7 @@ pub struct PlainSum {
 /// bytes at a time from the array's end backwards (a number crossing into the next block
 /// carries its k over), and summed 16 at a time with one SIMD sum of absolute differences.
 pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
-    if r.end < r.start + 2 || b.get(r.start) != Some(&b'[') || b.get(r.end - 1) != Some(&b']') {
-        return None;
-    }
-    let content = &b[r.start + 1..r.end - 1];
+    let content = array_content(b, r)?;
     let n = content.len();
     if n == 0 {
         return Some(PlainSum::default());
