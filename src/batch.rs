@@ -24,7 +24,10 @@ use crate::report::folded::Folded;
 use crate::report::markdown::{FileLine, MarkdownReport};
 use crate::report::summary::SummaryWriter;
 use crate::report::{FileError, Format, ReportRow, csv::CsvWriter, json};
-use crate::{AnalyzeError, Config, FileReport, Settings, analyze_bytes, analyze_stream};
+use crate::{
+    AnalyzeError, Config, FileReport, Settings, Spare, analyze_bytes_sparing,
+    analyze_stream_sparing,
+};
 
 /// What became of one input.
 #[derive(Debug)]
@@ -87,16 +90,28 @@ impl BatchSummary {
 
 /// Reads and analyses one input.
 pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
+    process_sparing(inp, s, &mut Spare::default())
+}
+
+/// [`process`], leaving the input's bytes and what the analysis no longer needs in `spare`,
+/// for the caller to drop once the report is handed on.
+pub fn process_sparing(
+    inp: &InputPath,
+    s: &Settings,
+    spare: &mut Spare,
+) -> Result<FileReport, Error> {
     let path = inp.path();
     let name = inp.display_name();
     let (result, bytes) = match input::open(inp, s.progress.clone())? {
         input::Source::Whole(bytes) => {
             let n = bytes.len() as u64;
-            (analyze_bytes(&name, &bytes, s), n)
+            let result = analyze_bytes_sparing(&name, &bytes, s, spare);
+            spare.keep(bytes);
+            (result, n)
         }
         input::Source::Gzip(blocks) => {
             let n = blocks.compressed_len();
-            (analyze_stream(&name, blocks, s), n)
+            (analyze_stream_sparing(&name, blocks, s, spare), n)
         }
     };
     let mut rep = result.map_err(|e| match e {
@@ -117,9 +132,12 @@ pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
     Ok(rep)
 }
 
-fn outcome(inp: &InputPath, settings: &Settings) -> FileOutcome {
+/// The outcome of one input, and what to drop once it is handed on.
+fn outcome(inp: &InputPath, settings: &Settings, spare: &mut Spare) -> FileOutcome {
     let file = inp.display_name();
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| process(inp, settings)));
+    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        process_sparing(inp, settings, spare)
+    }));
     match run {
         Ok(Ok(rep)) => FileOutcome::Done(rep),
         Ok(Err(e @ Error::OtherJson { .. })) if matches!(inp, InputPath::Found(_)) => {
@@ -177,6 +195,7 @@ pub fn for_each_outcome(
                     if i >= inputs.len() || stop.load(Ordering::Relaxed) {
                         return;
                     }
+                    let mut spare = Spare::default();
                     let out = match &inputs[i] {
                         Err(e) => FileOutcome::Failed(FileError {
                             file: e.path().display().to_string(),
@@ -187,7 +206,7 @@ pub fn for_each_outcome(
                             lock(in_flight).insert(i, (input_size(inp), counter.clone()));
                             let mut s = settings.clone();
                             s.progress = Some(counter);
-                            let out = pool.install(|| outcome(inp, &s));
+                            let out = pool.install(|| outcome(inp, &s, &mut spare));
                             lock(in_flight).remove(&i);
                             out
                         }
@@ -195,6 +214,8 @@ pub fn for_each_outcome(
                     if tx.send((i, out)).is_err() {
                         return;
                     }
+                    // Freed while the report is written, before the next input is read.
+                    drop(spare);
                 }
             });
         }
