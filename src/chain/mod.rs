@@ -354,22 +354,28 @@ impl ChainFrame {
     /// The frame as reports show it: `name (url:line:column)`; the url is left out where
     /// empty, and the parenthesis where nothing is known.
     pub fn text(&self) -> String {
-        let mut pos = self.url.clone();
+        let mut s = String::new();
+        self.write_text(&mut s);
+        s
+    }
+
+    /// Appends [`ChainFrame::text`] to `out`.
+    pub fn write_text(&self, out: &mut String) {
+        use std::fmt::Write;
+        out.push_str(&self.function);
+        if self.url.is_empty() && self.line.is_none() {
+            return;
+        }
+        out.push_str(" (");
+        out.push_str(&self.url);
         if let Some(l) = self.line {
-            if !pos.is_empty() {
-                pos.push(':');
-            }
-            pos.push_str(&l.to_string());
+            let sep = if self.url.is_empty() { "" } else { ":" };
+            let _ = write!(out, "{sep}{l}");
             if let Some(c) = self.column {
-                pos.push(':');
-                pos.push_str(&c.to_string());
+                let _ = write!(out, ":{c}");
             }
         }
-        if pos.is_empty() {
-            self.function.clone()
-        } else {
-            format!("{} ({pos})", self.function)
-        }
+        out.push(')');
     }
 }
 

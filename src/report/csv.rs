@@ -1,12 +1,16 @@
 //! CSV: a header and one record per [`ReportRow`], columns as [`super::COLUMNS`].
 
+use std::fmt::Write as _;
 use std::io::Write;
 
-use super::{COLUMNS, ReportRow, chain_text, confidence_number, micros_text, millis_text};
+use super::{COLUMNS, ReportRow, confidence_number, write_chain_text};
+use crate::time::{fmt_micros, fmt_millis3};
 
 /// Writes rows as CSV (RFC 4180 quoting by the `csv` crate).
 pub struct CsvWriter<W: Write> {
     w: ::csv::Writer<W>,
+    /// One field's text, reused (a report has ~10⁴ rows of ~20 fields).
+    field: String,
 }
 
 impl<W: Write> CsvWriter<W> {
@@ -14,40 +18,61 @@ impl<W: Write> CsvWriter<W> {
     pub fn new(out: W) -> std::io::Result<Self> {
         let mut w = ::csv::WriterBuilder::new().from_writer(out);
         w.write_record(COLUMNS).map_err(into_io)?;
-        Ok(CsvWriter { w })
+        Ok(CsvWriter {
+            w,
+            field: String::new(),
+        })
     }
 
     /// Writes one row.
     pub fn row(&mut self, r: &ReportRow) -> std::io::Result<()> {
+        self.put_row(r).map_err(into_io)
+    }
+
+    fn put_row(&mut self, r: &ReportRow) -> ::csv::Result<()> {
         let leaf = r.leaf();
-        let num = |v: Option<u32>| v.map(|v| v.to_string()).unwrap_or_default();
-        self.w
-            .write_record([
-                r.file.as_str(),
-                &r.thread.pid.to_string(),
-                &r.thread.tid.to_string(),
-                &r.thread_name,
-                &micros_text(r.task_ts),
-                &millis_text(r.task_start),
-                &millis_text(r.task_dur),
-                &r.window_samples.to_string(),
-                &r.target_samples.to_string(),
-                &millis_text(r.stack_time),
-                &format!("{:.3}", confidence_number(r.confidence)),
-                r.status.as_str(),
-                &r.flags.to_text(),
-                leaf.map(|f| f.function.as_str()).unwrap_or(""),
-                leaf.map(|f| f.url.as_str()).unwrap_or(""),
-                &num(leaf.and_then(|f| f.line)),
-                &num(leaf.and_then(|f| f.column)),
-                &r.chain.len().to_string(),
-                &chain_text(&r.chain),
-                r.task_source,
-                r.loaf.as_ref().map_or("", |l| l.invoker.as_str()),
-                r.loaf.as_ref().map_or("", |l| l.source_url.as_str()),
-                r.loaf.as_ref().map_or("", |l| l.function.as_str()),
-            ])
-            .map_err(into_io)
+        let loaf = r.loaf.as_ref();
+        let CsvWriter { w, field } = self;
+        // A field formatted into the reused text.
+        let mut put = |w: &mut ::csv::Writer<W>, fill: &dyn Fn(&mut String) -> std::fmt::Result| {
+            field.clear();
+            // Writing into a String cannot fail.
+            let _ = fill(field);
+            w.write_field(field.as_bytes())
+        };
+        let opt = |v: Option<u32>| {
+            move |s: &mut String| match v {
+                Some(v) => write!(s, "{v}"),
+                None => Ok(()),
+            }
+        };
+        w.write_field(&r.file)?;
+        put(w, &|s| write!(s, "{}", r.thread.pid))?;
+        put(w, &|s| write!(s, "{}", r.thread.tid))?;
+        w.write_field(&r.thread_name)?;
+        put(w, &|s| fmt_micros(r.task_ts.as_nanos(), s))?;
+        put(w, &|s| fmt_millis3(r.task_start.as_nanos(), s))?;
+        put(w, &|s| fmt_millis3(r.task_dur.as_nanos(), s))?;
+        put(w, &|s| write!(s, "{}", r.window_samples))?;
+        put(w, &|s| write!(s, "{}", r.target_samples))?;
+        put(w, &|s| fmt_millis3(r.stack_time.as_nanos(), s))?;
+        put(w, &|s| write!(s, "{:.3}", confidence_number(r.confidence)))?;
+        w.write_field(r.status.as_str())?;
+        w.write_field(r.flags.to_text())?;
+        w.write_field(leaf.map(|f| f.function.as_str()).unwrap_or(""))?;
+        w.write_field(leaf.map(|f| f.url.as_str()).unwrap_or(""))?;
+        put(w, &opt(leaf.and_then(|f| f.line)))?;
+        put(w, &opt(leaf.and_then(|f| f.column)))?;
+        put(w, &|s| write!(s, "{}", r.chain.len()))?;
+        put(w, &|s| {
+            write_chain_text(&r.chain, s);
+            Ok(())
+        })?;
+        w.write_field(r.task_source)?;
+        w.write_field(loaf.map_or("", |l| l.invoker.as_str()))?;
+        w.write_field(loaf.map_or("", |l| l.source_url.as_str()))?;
+        w.write_field(loaf.map_or("", |l| l.function.as_str()))?;
+        w.write_record(None::<&[u8]>)
     }
 
     /// Flushes and returns the writer.

@@ -160,7 +160,19 @@ pub fn frame_text(f: &ChainFrame) -> String {
 
 /// The chain column: frames root → leaf joined by ` > `.
 pub fn chain_text(chain: &[ChainFrame]) -> String {
-    chain.iter().map(frame_text).collect::<Vec<_>>().join(" > ")
+    let mut s = String::new();
+    write_chain_text(chain, &mut s);
+    s
+}
+
+/// Appends [`chain_text`] to `out`.
+pub fn write_chain_text(chain: &[ChainFrame], out: &mut String) {
+    for (i, f) in chain.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" > ");
+        }
+        f.write_text(out);
+    }
 }
 
 /// A failed file as reports list it. JSON: `{"file", "error"}` with the reason alone
@@ -214,6 +226,16 @@ mod tests {
         );
         assert_eq!(frame_text(&f("(program)", "", None, None)), "(program)");
         assert_eq!(frame_text(&f("g", "", Some(2), Some(5))), "g (2:5)");
+        // A url without a line, and a line without a column.
+        assert_eq!(
+            frame_text(&f("h", "http://x/b.js", None, None)),
+            "h (http://x/b.js)"
+        );
+        assert_eq!(
+            frame_text(&f("h", "http://x/b.js", Some(7), None)),
+            "h (http://x/b.js:7)"
+        );
+        assert_eq!(frame_text(&f("k", "", Some(4), None)), "k (4)");
         assert_eq!(
             chain_text(&[f("a", "u", Some(1), Some(1)), f("b", "", None, None)]),
             "a (u:1:1) > b"
