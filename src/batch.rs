@@ -215,7 +215,7 @@ pub fn for_each_outcome(
                         return;
                     }
                     // Freed while the report is written, before the next input is read.
-                    drop(spare);
+                    pool.install(|| spare.drop_in_parallel());
                 }
             });
         }

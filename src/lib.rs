@@ -202,6 +202,12 @@ impl Spare {
     pub fn keep<T: Send + 'static>(&mut self, v: T) {
         self.0.push(Box::new(v));
     }
+
+    /// Drops what was kept, the parts side by side on the current rayon pool (unmapping a
+    /// 1 GB file and freeing its profiles take ~30 ms each).
+    pub fn drop_in_parallel(self) {
+        self.0.into_par_iter().for_each(drop);
+    }
 }
 
 /// Analyses one trace held in memory: long tasks and their chains.
