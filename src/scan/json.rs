@@ -584,7 +584,9 @@ static SHUFFLE4: [[u8; 16]; 256] = {
 /// found at once, and where the next four close four numbers of 1–4 digits (ids, and
 /// sampling intervals in µs) within 16 bytes, one shuffle lines their digits up in four
 /// 32-bit lanes and two multiply-adds convert them; other numbers (5–8 digits) are read
-/// one at a time. Numbers cut by the window's end are read from the next window.
+/// one at a time. Numbers cut by the window's end are read from the next window. A window
+/// that starts with a run of one value (most `samples` are the one before) takes the run
+/// whole from one compare of the window with itself shifted by the first number's width.
 ///
 /// # Safety
 /// The CPU must have SSSE3.
@@ -613,6 +615,23 @@ pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
             return None;
         }
         let mut at = 0; // where the current number starts in `w`
+        // A run of one value: most samples repeat the one before (a function stays on the
+        // stack for many samples), and value j + 1 equals value j exactly when their bytes
+        // (digits and comma) do, so one compare of the window with itself shifted by one
+        // number's width gives the run's length.
+        let width = commas.trailing_zeros() as usize + 1;
+        if width <= 9 {
+            // `w` has 80 bytes and `width` ≤ 9.
+            let same = shifted_equal64(w, width) & (valid_mask >> width);
+            let repeats = same.trailing_ones() as usize / width;
+            if repeats > 0 {
+                let v = uint_at(w, 0, width - 1)? as u32;
+                out.get_mut(count..count + repeats + 1)?.fill(v);
+                count += repeats + 1;
+                at = (repeats + 1) * width; // ≤ 64: the run's last comma is a valid byte
+                commas &= (!0u64).checked_shl(at as u32).unwrap_or(0);
+            }
+        }
         while commas != 0 {
             // The next four commas (64: none).
             let c1 = commas.trailing_zeros() as usize;
@@ -673,6 +692,28 @@ pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
         }
         start += at;
     }
+}
+
+/// Bit i set where `w[i] == w[i + shift]`, for i in 0..64 (`w` has at least
+/// 64 + `shift` bytes; panics otherwise).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn shifted_equal64(w: &[u8], shift: usize) -> u64 {
+    use std::arch::x86_64::*;
+    let (a, b) = (&w[..64], &w[shift..shift + 64]);
+    let mut eq = 0u64;
+    for k in 0..4 {
+        // SAFETY: SSE2 is part of the x86_64 baseline; unaligned loads of 16 bytes inside
+        // `a` and `b`.
+        let m = unsafe {
+            _mm_movemask_epi8(_mm_cmpeq_epi8(
+                _mm_loadu_si128(a[16 * k..].as_ptr().cast()),
+                _mm_loadu_si128(b[16 * k..].as_ptr().cast()),
+            ))
+        };
+        eq |= (m as u32 as u64) << (16 * k);
+    }
+    eq
 }
 
 /// What [`plain_sum`] gives for an array of plain integers.
@@ -1330,20 +1371,32 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             x >> 16
         };
-        let (mut accepted, mut fast_steps) = (0, 0);
+        let (mut accepted, mut fast_steps, mut with_runs) = (0, 0, 0);
         for _ in 0..20_000 {
             let mut c = Vec::new();
-            let numbers = next() % 24;
+            // A third of the arrays repeat the number before most of the time (runs, as
+            // in `samples`), long enough to span windows.
+            let runs = next() % 3 == 0;
+            let numbers = next() % if runs { 70 } else { 24 };
             let long = next() % 4 == 0;
+            let mut last = 0..0;
             for k in 0..numbers {
                 if k > 0 {
                     c.push(b',');
                 }
+                if runs && k > 0 && next() % 6 != 0 {
+                    let again = c[last.clone()].to_vec();
+                    last = c.len()..c.len() + again.len();
+                    c.extend(again);
+                    continue;
+                }
+                let from = c.len();
                 let digits = if long { next() % 10 } else { 1 + next() % 4 };
                 let digits = if next() % 200 == 0 { 0 } else { digits };
                 for _ in 0..digits {
                     c.push(b'0' + (next() % 10) as u8);
                 }
+                last = from..c.len();
             }
             if !c.is_empty() && next() % 8 == 0 {
                 let at = (next() as usize) % c.len();
@@ -1371,16 +1424,34 @@ mod tests {
                 }
                 accepted += 1;
                 fast_steps += (c.len() >= 16 && !long) as usize;
+                with_runs += (runs && n > 20) as usize;
             }
         }
         assert!(
-            accepted > 10_000 && fast_steps > 3_000,
-            "{accepted} {fast_steps}"
+            accepted > 10_000 && fast_steps > 3_000 && with_runs > 2_000,
+            "{accepted} {fast_steps} {with_runs}"
         );
         // Commas and nothing else, a comma last: refused.
         for odd in [&b"[,]"[..], b"[,,]", b"[1,]", b"[1,2,3,4,]", b"[1,2,3,4,,]"] {
             assert_eq!(plain_uints_into(odd, &(0..odd.len()), &mut [0; 8]), None);
         }
+        // Runs: one value repeated, then another that starts alike, then the first again.
+        let mut v = [0; 5];
+        let b = b"[26,26,26,27,26]";
+        assert_eq!(plain_uints_into(b, &(0..b.len()), &mut v), Some(5));
+        assert_eq!(v, [26, 26, 26, 27, 26]);
+        let b = b"[2,2,22,2]";
+        assert_eq!(plain_uints_into(b, &(0..b.len()), &mut v), Some(4));
+        assert_eq!(v[..4], [2, 2, 22, 2]);
+        // A run of 40 over a window's end: 40 values; with a comma last, or with room for
+        // 39 values: refused.
+        let b = [&b"["[..], &b"7,".repeat(39), b"7]"].concat();
+        let mut v = [0; 40];
+        assert_eq!(plain_uints_into(&b, &(0..b.len()), &mut v), Some(40));
+        assert_eq!(v, [7; 40]);
+        assert_eq!(plain_uints_into(&b, &(0..b.len()), &mut v[..39]), None);
+        let b = [&b"["[..], &b"7,".repeat(40), b"]"].concat();
+        assert_eq!(plain_uints_into(&b, &(0..b.len()), &mut v), None);
         // A hand-checked case: four short numbers in one block, then the rest one by one.
         let mut v = [0; 7];
         let b = b"[7,4321,05,987,123456,1,22]";
