@@ -50,11 +50,19 @@ impl NodeStacks {
             out: &mut [StackIndex],
             get: impl Fn(u32) -> Option<StackIndex>,
         ) -> bool {
+            // Most samples repeat the node before: its stack is looked up once per run.
+            let mut last: Option<(u32, StackIndex)> = None;
             for (slot, &id) in out.iter_mut().zip(ids) {
-                match get(id) {
-                    Some(s) => *slot = s,
-                    None => return false,
-                }
+                *slot = match last {
+                    Some((l, s)) if l == id => s,
+                    _ => match get(id) {
+                        Some(s) => {
+                            last = Some((id, s));
+                            s
+                        }
+                        None => return false,
+                    },
+                };
             }
             true
         }
