@@ -21,9 +21,10 @@ pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
     let mut all = TimeDelta::ZERO;
     for k in 0..w.len() {
         let s = w.stack(k).index();
-        time[s] = time[s] + w.weights[k];
+        let weight = w.weight(k);
+        time[s] = time[s] + weight;
         count[s] += 1;
-        all = all + w.weights[k];
+        all = all + weight;
     }
     for s in (0..n).rev() {
         if count[s] > 0

@@ -245,7 +245,7 @@ pub fn resolve(
         Flags::SAMPLES_REORDERED,
         window.contains_any(&samples.reordered),
     );
-    out.flags.set(Flags::PROFILE_GAP, w.longest_gap() > cfg.gap);
+    out.flags.set(Flags::PROFILE_GAP, w.has_gap_over(cfg.gap));
 
     if cfg.collect_stacks {
         out.stacks = folded_stacks(&w);
@@ -332,7 +332,7 @@ fn folded_stacks(w: &window::Weighted<'_>) -> Vec<(String, u32, TimeDelta)> {
     for k in 0..w.len() {
         let e = &mut by_stack[w.stack(k).index()];
         e.0 += 1;
-        e.1 = e.1 + w.weights[k];
+        e.1 = e.1 + w.weight(k);
     }
     by_stack
         .into_iter()

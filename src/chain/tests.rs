@@ -1,7 +1,7 @@
 //! Chain resolution on hand-made profiles; every expected value is worked out in comments.
 
 use super::*;
-use crate::profile::{Origin, ProfileBuilder, ProfileSet};
+use crate::profile::{Origin, ProfileBuilder, ProfileSet, SampleTable};
 use crate::scan::Diagnostics;
 use crate::scan::records::{CallFrame, ChunkData, Node, NodeId, Pid, ProfileId, ThreadKey, Tid};
 use crate::time::Timestamp;
@@ -285,4 +285,65 @@ fn flags_for_gaps_and_reordered_samples() {
     assert_eq!(c.flags.to_text(), "samples_reordered");
     let outside = resolve(&task(100, 30), &ps, None, &ChainConfig::default()).unwrap();
     assert!(!outside.flags.contains(Flags::SAMPLES_REORDERED));
+}
+
+#[test]
+fn run_weights_from_times_equal_the_added_weights_even_when_steps_saturate() {
+    // Weights are not stored: a run's weight is its first row's step to the row after it.
+    // That must equal adding the rows' own weights (each step saturating), for every run,
+    // also where one step alone passes i64::MAX ns.
+    let ps = profile_set(abc(), &[(0, 3), (10, 3)], None);
+    let ns = Timestamp::from_nanos;
+    let ts = [i64::MIN + 5, 7, 7, 10, 1_000, i64::MAX - 1, i64::MAX - 1]
+        .map(ns)
+        .to_vec();
+    let table = SampleTable {
+        stack: vec![StackIndex::new(1); ts.len()],
+        ts,
+    };
+    let window = window::Window {
+        start: ns(i64::MIN),
+        end: ns(i64::MAX),
+    };
+    let w = window::Weighted::new(&ps.profiles[0], &table, 0..7, &window, None);
+    // 7 − (MIN + 5) = MAX + 3: saturates.
+    assert_eq!(w.weight(0), TimeDelta::from_nanos(i64::MAX));
+    assert_eq!(w.weight(1), TimeDelta::ZERO);
+    assert_eq!(w.weight(3), TimeDelta::from_nanos(990));
+    assert_eq!(w.weight(4), TimeDelta::from_nanos(i64::MAX - 1_001));
+    for from in 0..7 {
+        for to in from + 1..=7 {
+            let added = (from..to)
+                .map(|k| w.weight(k))
+                .fold(TimeDelta::ZERO, |a, b| a + b);
+            assert_eq!(w.weight_sum(from, to), added, "{from}..{to}");
+        }
+    }
+}
+
+#[test]
+fn a_gap_counts_at_either_edge_or_between_samples() {
+    // Samples at 0, 10, 40, 45 µs in [0, 50): steps 10, 30, 5; edges 0 and 5.
+    let ps = profile_set(abc(), &[(0, 3), (10, 3), (40, 3), (45, 3)], None);
+    let us = Timestamp::from_micros;
+    let table = SampleTable {
+        ts: [0, 10, 40, 45].map(us).to_vec(),
+        stack: vec![StackIndex::new(1); 4],
+    };
+    let window = |start, end| window::Window {
+        start: us(start),
+        end: us(end),
+    };
+    let gap = TimeDelta::from_micros;
+    let w = window::Weighted::new(&ps.profiles[0], &table, 0..4, &window(0, 50), None);
+    assert!(w.has_gap_over(gap(29)));
+    assert!(!w.has_gap_over(gap(30)));
+    // Widened to [-40, 90): the edges are 40 and 45 µs.
+    let w = window::Weighted::new(&ps.profiles[0], &table, 0..4, &window(-40, 90), None);
+    assert!(w.has_gap_over(gap(44)));
+    assert!(!w.has_gap_over(gap(45)));
+    // No sample: the whole window is one gap.
+    let w = window::Weighted::new(&ps.profiles[0], &table, 0..0, &window(0, 50), None);
+    assert!(w.has_gap_over(gap(49)));
+    assert!(!w.has_gap_over(gap(50)));
 }

@@ -33,6 +33,9 @@ impl Window {
 /// The candidate samples of one task with their weights: each sample stands for the time
 /// from its timestamp to the next sample of the profile, clipped to the window end; the
 /// profile's last sample stands for the profile's mean interval (as DevTools weighs it).
+/// Weights are not stored: inside the window the rows are sorted, so a weight is the step
+/// to the next row, and the weights of a run of rows add up to the step from its first row
+/// to the row after it.
 pub struct Weighted<'p> {
     /// The profile.
     pub profile: &'p CpuProfile,
@@ -40,10 +43,13 @@ pub struct Weighted<'p> {
     pub table: &'p SampleTable,
     /// First candidate row in `table`.
     pub first: usize,
-    /// Weight of each candidate, in order.
-    pub weights: Vec<TimeDelta>,
-    /// [`Weighted::longest_gap`], found while weighing.
-    longest_gap: TimeDelta,
+    /// Number of candidates.
+    len: usize,
+    /// Weight of the last candidate: to the next known sample, clipped to the window end.
+    last_weight: TimeDelta,
+    /// The longer of the window's edge gaps (start → first candidate, last → end), or the
+    /// whole window when it has no candidate.
+    edge_gap: TimeDelta,
 }
 
 impl<'p> Weighted<'p> {
@@ -57,18 +63,7 @@ impl<'p> Weighted<'p> {
         file: Option<&[u8]>,
     ) -> Self {
         let rows_ts = &table.ts[rows.clone()];
-        // Inside the window, rows are sorted and before its end: each weight but the last
-        // is the step to the next row, and so is each gap but the first and the last.
-        let mut inner_gap = TimeDelta::ZERO;
-        let mut weights: Vec<TimeDelta> = rows_ts
-            .windows(2)
-            .map(|p| {
-                let step = p[1].since(p[0]);
-                inner_gap = inner_gap.max(step);
-                step
-            })
-            .collect();
-        let edge_gaps = match (rows_ts.first(), rows_ts.last()) {
+        let (last_weight, edge_gap) = match (rows_ts.first(), rows_ts.last()) {
             (Some(&first), Some(&last)) => {
                 // The table holds every known sample of the chunks meeting the window, so
                 // a missing next row means the next known sample is in a chunk wholly after
@@ -78,29 +73,60 @@ impl<'p> Weighted<'p> {
                     None if profile.last_known_sample(file).is_some_and(|l| last < l) => window.end,
                     None => last + profile.mean_interval,
                 };
-                weights.push(next.min(window.end).since(last).max(TimeDelta::ZERO));
-                first.since(window.start).max(window.end.since(last))
+                (
+                    next.min(window.end).since(last).max(TimeDelta::ZERO),
+                    first.since(window.start).max(window.end.since(last)),
+                )
             }
-            _ => window.end.since(window.start),
+            _ => (TimeDelta::ZERO, window.end.since(window.start)),
         };
-        let longest_gap = inner_gap.max(edge_gaps);
         Weighted {
             profile,
             table,
             first: rows.start,
-            weights,
-            longest_gap,
+            len: rows.len(),
+            last_weight,
+            edge_gap,
         }
     }
 
     /// Number of candidates.
     pub fn len(&self) -> usize {
-        self.weights.len()
+        self.len
+    }
+
+    /// Times of the candidates, sorted.
+    fn ts(&self) -> &[Timestamp] {
+        &self.table.ts[self.first..self.first + self.len]
     }
 
     /// Stack of candidate `k`.
     pub fn stack(&self, k: usize) -> StackIndex {
         self.table.stack[self.first + k]
+    }
+
+    /// Weight of candidate `k`: the step to the next candidate; for the last one, to the
+    /// next known sample, clipped to the window end.
+    pub fn weight(&self, k: usize) -> TimeDelta {
+        let ts = self.ts();
+        match ts.get(k + 1) {
+            Some(&next) => next.since(ts[k]),
+            None => self.last_weight,
+        }
+    }
+
+    /// The weights of candidates `from..to` (`from` < `to` ≤ [`Weighted::len`]) added up,
+    /// saturating: their steps add up to the step from `from` to `to` (to the last
+    /// candidate, plus its own weight, when `to` is the end). Computed wide, so a step
+    /// that saturates on its own makes the sum saturate too, as adding them would.
+    pub fn weight_sum(&self, from: usize, to: usize) -> TimeDelta {
+        let ts = self.ts();
+        let wide = |t: Timestamp| t.as_nanos() as i128;
+        let sum = match ts.get(to) {
+            Some(&end) => wide(end) - wide(ts[from]),
+            None => wide(ts[to - 1]) - wide(ts[from]) + self.last_weight.as_nanos() as i128,
+        };
+        TimeDelta::from_nanos(sum.min(i64::MAX as i128) as i64)
     }
 
     /// SPEC §1 step 3: the largest group of candidates with the same stack; ties go to the
@@ -114,14 +140,10 @@ impl<'p> Weighted<'p> {
         let mut k = 0;
         while k < self.len() {
             let (stack, first) = (self.stack(k), k);
-            // Weights are never negative: a wide sum clamped once equals the saturating
-            // sum, without a saturating add per sample.
-            let mut sum: i128 = 0;
             while k < self.len() && self.stack(k) == stack {
-                sum += self.weights[k].as_nanos() as i128;
                 k += 1;
             }
-            let time = TimeDelta::from_nanos(sum.min(i64::MAX as i128) as i64);
+            let time = self.weight_sum(first, k);
             let g = &mut groups[stack.index()];
             if g.0 == 0 {
                 g.1 = first;
@@ -141,9 +163,10 @@ impl<'p> Weighted<'p> {
         })
     }
 
-    /// The longest stretch of the window without a sample: from the window start to the
-    /// first candidate, between candidates, and from the last one to the window end.
-    pub fn longest_gap(&self) -> TimeDelta {
-        self.longest_gap
+    /// True when some stretch of the window without a sample is longer than `gap`: from the
+    /// window start to the first candidate, between candidates, or from the last one to
+    /// the window end.
+    pub fn has_gap_over(&self, gap: TimeDelta) -> bool {
+        self.edge_gap > gap || self.ts().windows(2).any(|p| p[1].since(p[0]) > gap)
     }
 }
