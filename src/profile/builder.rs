@@ -51,7 +51,6 @@ impl ProfileBuilder {
         self.add_nodes(data.nodes);
         self.chunks.push(ProfileChunk {
             ts: Timestamp::default(),
-            order: self.chunks.len() as u64,
             samples: data.samples,
         });
     }
@@ -63,7 +62,10 @@ impl ProfileBuilder {
         for c in data.nodes {
             self.add_nodes(c.nodes);
         }
-        data.chunks.sort_unstable_by_key(|c| (c.ts, c.order));
+        // Stable: ties stay in file order, the order collected.
+        if !data.chunks.is_sorted_by_key(|c| c.ts) {
+            data.chunks.sort_by_key(|c| c.ts);
+        }
         self.chunks = data.chunks;
     }
 

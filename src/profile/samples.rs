@@ -504,7 +504,6 @@ mod tests {
     fn arrays(deltas: &[i64]) -> ProfileChunk {
         ProfileChunk {
             ts: Timestamp::default(),
-            order: 0,
             samples: SampleArrays::read_now(
                 deltas.iter().map(|_| NodeId(1)).collect(),
                 deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),
@@ -592,7 +591,6 @@ mod tests {
                 .min(crate::scan::chunk::count_elements(file, &at(d)));
             ProfileChunk {
                 ts: Timestamp::default(),
-                order: 0,
                 samples: SampleArrays::InFile {
                     samples: crate::scan::records::Span::of(at(s)),
                     deltas: crate::scan::records::Span::of(at(d)),
@@ -643,7 +641,6 @@ mod tests {
         let file = b"[1,1,1] [1,2,3]";
         let chunk = ProfileChunk {
             ts: Timestamp::default(),
-            order: 0,
             samples: SampleArrays::InFile {
                 samples: crate::scan::records::Span::of(0..7),
                 deltas: crate::scan::records::Span::of(8..15),
@@ -675,7 +672,6 @@ mod tests {
             .collect();
         let chunk = ProfileChunk {
             ts: Timestamp::default(),
-            order: 0,
             samples: SampleArrays::read_now(
                 ids.clone(),
                 deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),

@@ -233,7 +233,6 @@ impl Collector {
         }
         entry.chunks.push(ProfileChunk {
             ts,
-            order: ev.offset,
             samples: data.samples,
         });
     }
@@ -521,7 +520,7 @@ mod tests {
         let arrays = &t.profile_data[&(Pid(1), ProfileId("0x1".into()))].chunks[0].samples;
         assert!(matches!(arrays, SampleArrays::InFile { .. }));
         // Running sums 10, 6.
-        assert_eq!(arrays.summary().min_prefix, TimeDelta::from_micros(6));
+        assert_eq!({ arrays.summary().min_prefix }, TimeDelta::from_micros(6));
         assert_eq!(arrays.read(None), None);
         let (s, d) = arrays.read(Some(file)).unwrap();
         assert_eq!(s, vec![NodeId(7), NodeId(8)]);

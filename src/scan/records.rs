@@ -150,8 +150,9 @@ impl ChunkData {
     }
 }
 
-/// A byte range of the whole file, compact (`start`, `len`).
+/// A byte range of the whole file, compact (`start`, `len`: 12 bytes, 4-byte aligned).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, packed(4))]
 pub struct Span {
     /// First byte.
     pub start: u64,
@@ -380,13 +381,13 @@ impl SampleArrays {
 
 /// One `ProfileChunk` event's samples, kept per profile (see [`ProfileData`]). Its `tid` is
 /// usually the profiler thread's and is not kept: the profile belongs to its `Profile`
-/// event's thread. Compact: a 1 GB trace holds about a million of these.
+/// event's thread. Compact (64 bytes): a 1 GB trace holds about a million of these, and
+/// on a machine where each new page of memory costs its zeroing, every byte of them counts.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileChunk {
-    /// The event's `ts`; chunks are taken in (ts, order) order.
+    /// The event's `ts`; a profile's chunks are taken in `ts` order, ties in file order
+    /// (the order of [`ProfileData::chunks`]).
     pub ts: Timestamp,
-    /// Byte offset in the file.
-    pub order: u64,
     /// The sample arrays.
     pub samples: SampleArrays,
 }
