@@ -233,7 +233,7 @@ impl Origin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::records::{CallFrame, Pid, Tid};
+    use crate::scan::records::{CallFrame, ChunkNodes, Pid, SampleArrays, Tid};
 
     fn node(id: i64, parent: Option<i64>, name: &str) -> Node {
         Node {
@@ -313,6 +313,40 @@ mod tests {
         assert_eq!(p.mean_interval, TimeDelta::from_micros(30));
         assert_eq!(p.last_sample, Some(Timestamp::from_micros(1100)));
         assert_eq!(d.kinds(), 0);
+    }
+
+    #[test]
+    fn chunks_are_taken_by_ts_then_in_file_order() {
+        // File order: A (ts 20), B (ts 10), C (ts 10): taken B, C, A. Each chunk has one
+        // sample (A: node 3 "a", B: node 2 "b", C: node 4 "c"), 100 µs after the one before.
+        let mut b = ProfileBuilder::new(origin(0));
+        let at = |ts: i64, node: i64| ProfileChunk {
+            ts: Timestamp::from_micros(ts),
+            samples: SampleArrays::read_now(vec![NodeId(node)], vec![TimeDelta::from_micros(100)]),
+        };
+        b.add_profile_data(ProfileData {
+            chunks: vec![at(20, 3), at(10, 2), at(10, 4)],
+            nodes: vec![ChunkNodes {
+                ts: Timestamp::from_micros(10),
+                order: 0,
+                nodes: vec![
+                    node(1, None, "(root)"),
+                    node(2, Some(1), "b"),
+                    node(3, Some(1), "a"),
+                    node(4, Some(1), "c"),
+                ],
+                start_time: None,
+            }],
+        });
+        let p = b.finish(&mut Diagnostics::default());
+        let t = &all(&p).table;
+        assert_eq!(t.ts, [100, 200, 300].map(Timestamp::from_micros).to_vec());
+        let leafs: Vec<_> = t
+            .stack
+            .iter()
+            .map(|&s| names(&p, s).pop().unwrap())
+            .collect();
+        assert_eq!(leafs, ["b", "c", "a"]);
     }
 
     #[test]
