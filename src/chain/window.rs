@@ -108,11 +108,7 @@ impl<'p> Weighted<'p> {
     /// Weight of candidate `k`: the step to the next candidate; for the last one, to the
     /// next known sample, clipped to the window end.
     pub fn weight(&self, k: usize) -> TimeDelta {
-        let ts = self.ts();
-        match ts.get(k + 1) {
-            Some(&next) => next.since(ts[k]),
-            None => self.last_weight,
-        }
+        self.weight_sum(k, k + 1)
     }
 
     /// The weights of candidates `from..to` (`from` < `to` ≤ [`Weighted::len`]) added up,

@@ -202,9 +202,10 @@ impl Placement {
         let mut spans: Vec<TimeDelta> = (0..p.chunks.len()).map(span).collect();
         // The element a sort would put in the middle, found without sorting.
         let mid = spans.len() / 2;
-        let median = match spans.is_empty() {
-            true => TimeDelta::ZERO,
-            false => *spans.select_nth_unstable(mid).1,
+        let median = if spans.is_empty() {
+            TimeDelta::ZERO
+        } else {
+            *spans.select_nth_unstable(mid).1
         };
         let limit = TimeDelta::from_nanos(median.as_nanos().saturating_mul(16))
             .max(TimeDelta::from_micros(1000));
