@@ -12,8 +12,8 @@
 use std::ops::Range;
 
 use super::json::{
-    Lexed, PlainSum, Token, fold_numbers, micros_to_nanos, object, plain_sum, plain_uints,
-    skip_value,
+    Lexed, PlainSum, Token, digit_array_end, fold_numbers, micros_to_nanos, object, plain_sum,
+    plain_uints, skip_value,
 };
 use super::records::NodeId;
 use crate::time::TimeDelta;
@@ -25,6 +25,9 @@ pub struct ChunkLayout {
     pub nodes: Option<Range<usize>>,
     /// `cpuProfile.samples`.
     pub samples: Option<Range<usize>>,
+    /// Number of elements of `samples` when they are digits and commas only (Chrome's
+    /// own): counted in the pass that finds the array's end, so it is not read again.
+    pub samples_count: Option<usize>,
     /// `timeDeltas` (beside `cpuProfile`, or inside it for `CpuProfile` events).
     pub deltas: Option<Range<usize>>,
     /// `cpuProfile.startTime` (raw number, µs).
@@ -76,11 +79,19 @@ pub fn layout_at(b: &[u8], i: usize) -> Lexed<(ChunkLayout, usize)> {
                 b"cpuProfile" => {
                     (out.nodes, out.samples, out.start_time, inner_deltas) =
                         (None, None, None, None);
+                    out.samples_count = None;
                     (b.get(v) == Some(&b'{')).then(|| {
                         object(b, v, |k, v| {
                             let slot = match k {
                                 b"nodes" => &mut out.nodes,
-                                b"samples" => &mut out.samples,
+                                b"samples" => {
+                                    out.samples_count = None;
+                                    if let Some((e, n)) = digit_array_end(b, v) {
+                                        (out.samples, out.samples_count) = (Some(v..e), Some(n));
+                                        return Some(Ok(e));
+                                    }
+                                    &mut out.samples
+                                }
                                 b"timeDeltas" => &mut inner_deltas,
                                 b"startTime" => {
                                     let e = skip_value(b, v);
@@ -187,14 +198,16 @@ fn plain_summary(count: usize, first: u64, sum: u64) -> DeltaSummary {
 }
 
 /// A chunk's two arrays at `b[samples]` and `b[deltas]`: (number of samples, number of
-/// deltas, the summary of the first min of the two deltas). Errors only for deltas that
-/// are not a JSON number array.
+/// deltas, the summary of the first min of the two deltas). The number of samples is
+/// `samples_count` when the layout counted them ([`ChunkLayout::samples_count`]), else
+/// counted here. Errors only for deltas that are not a JSON number array.
 pub fn summarize_chunk(
     b: &[u8],
     samples: &Range<usize>,
+    samples_count: Option<usize>,
     deltas: &Range<usize>,
 ) -> Lexed<(usize, usize, DeltaSummary)> {
-    let ns = count_elements(b, samples);
+    let ns = samples_count.unwrap_or_else(|| count_elements(b, samples));
     // Chrome's arrays: the deltas counted and summed in one pass, used for both.
     let plain = plain_sum(b, deltas);
     let nd = match plain {
@@ -315,6 +328,8 @@ mod tests {
         assert_eq!(&a[l.samples.clone().unwrap()], b"[1, 1]");
         assert_eq!(&a[l.deltas.clone().unwrap()], b"[5,-2]");
         assert_eq!(count_elements(a, &l.samples.unwrap()), 2);
+        // With a space, the samples are not counted by the layout.
+        assert_eq!(l.samples_count, None);
         let s = summarize_deltas(a, &l.deltas.unwrap(), 2).unwrap();
         // Running sums 5, 3: min 3, max 5.
         assert_eq!(
@@ -330,6 +345,7 @@ mod tests {
         let l = layout(legacy).unwrap();
         assert_eq!(&legacy[l.start_time.unwrap()], b"10");
         assert_eq!(count_elements(legacy, &l.samples.unwrap()), 0);
+        assert_eq!(l.samples_count, Some(0));
         assert!(l.deltas.is_some());
     }
 
@@ -361,15 +377,18 @@ mod tests {
             for (samples, n, sum) in [("[1,1,1]", 3, 18), ("[1,1]", 2, 8), ("[1,1,1,1]", 3, 18)] {
                 let b = format!("{samples}{deltas}");
                 let (sr, dr) = (0..samples.len(), samples.len()..b.len());
-                let (ns, nd, s) = summarize_chunk(b.as_bytes(), &sr, &dr).unwrap();
+                let (ns, nd, s) = summarize_chunk(b.as_bytes(), &sr, None, &dr).unwrap();
                 assert_eq!((ns, nd), (samples.len() / 2, 3), "{b}");
+                // The count a layout found is taken as given.
+                let counted = summarize_chunk(b.as_bytes(), &sr, Some(ns), &dr).unwrap();
+                assert_eq!(counted, (ns, nd, s), "{b}");
                 assert_eq!(s.count as usize, n, "{b}");
                 assert_eq!({ s.sum }, TimeDelta::from_micros(sum), "{b}");
                 assert_eq!({ s.min_prefix }, TimeDelta::from_micros(5), "{b}");
             }
         }
         let b = b"[1][x]";
-        assert!(summarize_chunk(b, &(0..3), &(3..6)).is_err());
+        assert!(summarize_chunk(b, &(0..3), None, &(3..6)).is_err());
     }
 
     #[test]
@@ -391,6 +410,40 @@ mod tests {
                 .no_data
         );
         assert!(layout(br#"{"data":{"timeDeltas":[1}}"#).is_err());
+    }
+
+    #[test]
+    fn layout_counts_plain_samples_as_count_elements_does() {
+        // Arrays across the 16-byte blocks of the counting pass, ending in a block or in
+        // the bytes after the last whole block.
+        for n in [1usize, 2, 5, 7, 8, 9, 30, 31, 33, 100] {
+            let ids: Vec<String> = (0..n).map(|k| (k * 37 % 1000).to_string()).collect();
+            for tail in ["", r#","x":[1,2,3,4,5,6,7,8,9,10,11,12,13,14]"#] {
+                let a = format!(
+                    r#"{{"data":{{"cpuProfile":{{"samples":[{}]{tail}}},"timeDeltas":[1]}}}}"#,
+                    ids.join(",")
+                );
+                let (a, want) = (a.as_bytes(), format!("[{}]", ids.join(",")));
+                let l = layout(a).unwrap();
+                let r = l.samples.clone().unwrap();
+                assert_eq!(&a[r.clone()], want.as_bytes());
+                assert_eq!(l.samples_count, Some(n));
+                assert_eq!(count_elements(a, &r), n);
+            }
+        }
+        // A minus sign, a space or a string: not counted here, the array still found.
+        for (samples, n) in [("[1,-2]", 2), ("[1 ,2]", 2), (r#"[1,"]",3]"#, 3)] {
+            let a = format!(r#"{{"data":{{"cpuProfile":{{"samples":{samples}}}}}}}"#);
+            let l = layout(a.as_bytes()).unwrap();
+            let r = l.samples.unwrap();
+            assert_eq!(&a.as_bytes()[r.clone()], samples.as_bytes());
+            assert_eq!(
+                (l.samples_count, count_elements(a.as_bytes(), &r)),
+                (None, n)
+            );
+        }
+        // Bytes that end inside the array: an error from the general skip.
+        assert!(layout(br#"{"data":{"cpuProfile":{"samples":[1,2,3,4,5,6,7,8,9,10"#).is_err());
     }
 
     #[test]

@@ -300,7 +300,8 @@ impl Collector {
                 start_time,
             });
         };
-        let Ok((ns, nd, summary)) = chunk::summarize_chunk(args, sr, dr) else {
+        let Ok((ns, nd, summary)) = chunk::summarize_chunk(args, sr, layout.samples_count, dr)
+        else {
             return bad(self);
         };
         if ns != nd {

@@ -879,6 +879,37 @@ impl DigitLevels {
     }
 }
 
+/// The end of the number array at `b[v]` when it holds only ASCII digits and commas, as
+/// Chrome writes `samples`, found in the same pass that counts its elements:
+/// `Some((offset just past its `]`, number of elements))` (`[]` has none). `None` at the
+/// first other byte, or when `b` ends first: the caller then skips the value the general
+/// way, which also reports the errors.
+pub fn digit_array_end(b: &[u8], v: usize) -> Option<(usize, usize)> {
+    if b.get(v) != Some(&b'[') {
+        return None;
+    }
+    let (mut i, mut commas) = (v + 1, 0usize);
+    let end = loop {
+        let Some(block) = b.get(i..i + 16) else {
+            let k = b[i..]
+                .iter()
+                .position(|c| !c.is_ascii_digit() && *c != b',')?;
+            commas += memchr::memchr_iter(b',', &b[i..i + k]).count();
+            break i + k;
+        };
+        let (c, others) = classify16(block.try_into().expect("16 bytes"));
+        if others != 0 {
+            let k = others.trailing_zeros();
+            commas += (c & ((1u32 << k) - 1)).count_ones() as usize;
+            break i + k as usize;
+        }
+        commas += c.count_ones() as usize;
+        i += 16;
+    };
+    let elements = if end == v + 1 { 0 } else { commas + 1 };
+    (b[end] == b']').then_some((end + 1, elements))
+}
+
 /// [`classify16`] of the first 64 bytes of `block` (at least 64 long): bit k for byte k.
 #[inline(always)]
 fn classify64(block: &[u8]) -> (u64, u64) {
