@@ -382,14 +382,13 @@ impl Placement {
         if plain_uints_into(b, &deltas.range(), scratch) != Some(n) {
             return false;
         }
-        // Written into slots made beforehand, not pushed: with no call to grow a buffer
-        // inside the loop, the running time stays in a register.
-        ts.resize(len + n, Timestamp::default());
+        // Extended from an iterator of known length: room is made once and the slots are
+        // written without being zeroed first.
         let mut t = base;
-        for (slot, &us) in ts[len..].iter_mut().zip(scratch.iter()) {
+        ts.extend(scratch.iter().map(|&us| {
             t += us as i64 * 1000;
-            *slot = Timestamp::from_nanos(t);
-        }
+            Timestamp::from_nanos(t)
+        }));
         stack.resize(len + n, StackIndex::new(0));
         let ids = plain_uints_into(b, &samples.range(), scratch) == Some(n);
         if ids && stacks.get_all(scratch, &mut stack[len..]) {

@@ -889,6 +889,15 @@ pub fn digit_array_end(b: &[u8], v: usize) -> Option<(usize, usize)> {
         return None;
     }
     let (mut i, mut commas) = (v + 1, 0usize);
+    // 64 bytes at a time while no other byte is met, then 16 at a time to find it.
+    while let Some(block) = b.get(i..i + 64) {
+        let (c, others) = classify64(block);
+        if others != 0 {
+            break;
+        }
+        commas += c.count_ones() as usize;
+        i += 64;
+    }
     let end = loop {
         let Some(block) = b.get(i..i + 16) else {
             let k = b[i..]
