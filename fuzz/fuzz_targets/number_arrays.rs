@@ -1,13 +1,30 @@
 //! The fast paths for number arrays agree with the general one: whenever `plain_uints`
 //! accepts bytes, `int_array` reads the same integers from them; `plain_sum` accepts
 //! exactly the same bytes and gives their count, first element and sum; `plain_uints_into`
-//! accepts the same bytes as `plain_uints` and writes the same values.
+//! accepts the same bytes as `plain_uints` and writes the same values; `digit_array_end`
+//! accepts an array exactly when it holds only digits and commas, and then finds its end
+//! and the count `count_elements` gives.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskchain::scan::json::{PlainSum, Token, int_array, plain_sum, plain_uints, plain_uints_into};
+use taskchain::scan::chunk::count_elements;
+use taskchain::scan::json::{
+    PlainSum, Token, digit_array_end, int_array, plain_sum, plain_uints, plain_uints_into,
+};
 
 fuzz_target!(|data: &[u8]| {
+    let close = data.iter().skip(1).position(|c| !c.is_ascii_digit() && *c != b',');
+    let plain_end = match close {
+        Some(k) if data[0] == b'[' && data[k + 1] == b']' => Some(k + 2),
+        _ => None,
+    };
+    match digit_array_end(data, 0) {
+        Some((end, n)) => {
+            assert_eq!(Some(end), plain_end);
+            assert_eq!(n, count_elements(data, &(0..end)));
+        }
+        None => assert_eq!(plain_end, None),
+    }
     let mut fast = Vec::new();
     let whole = 0..data.len();
     let sum = plain_sum(data, &whole);

@@ -735,9 +735,34 @@ pub struct PlainSum {
 /// number of digits after it in its number, so the sum is Σ_k 10^k × (the sum of the
 /// digits with k digits after them). The digits of each k are found as bit masks, 64
 /// bytes at a time from the array's end backwards (a number crossing into the next block
-/// carries its k over), and summed 16 at a time with one SIMD sum of absolute differences.
+/// carries its k over), and summed with SIMD sums of absolute differences: 16 bytes at a
+/// time (SSE2), or the whole block at once on CPUs with AVX-512BW.
 pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
     let content = array_content(b, r)?;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw") {
+        // SAFETY: the CPU has AVX-512F and AVX-512BW (BW implies F), checked just above.
+        return unsafe { plain_sum_avx512(content) };
+    }
+    plain_sum_of(content, DigitLevels::default())
+}
+
+/// [`plain_sum`] of an array's content with AVX-512BW: one compiled copy of
+/// [`plain_sum_of`] in which the 64-byte blocks take 512-bit operations.
+///
+/// # Safety
+/// The CPU must have AVX-512F and AVX-512BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn plain_sum_avx512(content: &[u8]) -> Option<PlainSum> {
+    // SAFETY: this function's own requirement.
+    plain_sum_of(content, unsafe { DigitLevels512::new() })
+}
+
+/// [`plain_sum`] of an array's content (between its brackets), with `levels` to classify
+/// its 64-byte blocks and sum their digits.
+#[inline(always)]
+fn plain_sum_of(content: &[u8], mut levels: impl DigitSums) -> Option<PlainSum> {
     let n = content.len();
     if n == 0 {
         return Some(PlainSum::default());
@@ -745,7 +770,6 @@ pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
     if content[0] == b',' || content[n - 1] == b',' {
         return None;
     }
-    let mut levels = DigitLevels::default();
     // `carry` bit k: the next block's first byte is a digit with k digits after it;
     // `next_c0`: it is a comma.
     let (mut carry, mut next_c0, mut commas) = (0u32, false, 0usize);
@@ -764,7 +788,7 @@ pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
         } else {
             (1u64 << (n - start)) - 1
         };
-        let (mut c, others) = classify64(block);
+        let (mut c, others) = levels.classify(block);
         c &= valid;
         if others & valid != 0 {
             return None;
@@ -812,8 +836,18 @@ pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
     })
 }
 
-/// Digit sums by level (see [`plain_sum`]): `add(k, block, mask)` adds the digits of the
-/// bytes of `block` selected by `mask` to level k (0–7).
+/// The block operations of [`plain_sum_of`]: digit sums by level (see [`plain_sum`]).
+trait DigitSums {
+    /// [`classify64`] of a block: bit masks of its commas and of its bytes that are
+    /// neither commas nor ASCII digits (bit k for byte k).
+    fn classify(&self, block: &[u8; 64]) -> (u64, u64);
+    /// Adds the digits of the bytes of `block` selected by `mask` to level k (0–7).
+    fn add(&mut self, k: usize, block: &[u8; 64], mask: u64);
+    /// Σ_k 10^k × the digit sum of level k.
+    fn total(&self) -> u64;
+}
+
+/// [`DigitSums`] with SSE2, 16 bytes at a time (scalar off x86-64).
 #[derive(Default)]
 struct DigitLevels {
     #[cfg(target_arch = "x86_64")]
@@ -822,7 +856,12 @@ struct DigitLevels {
     sums: [u64; 8],
 }
 
-impl DigitLevels {
+impl DigitSums for DigitLevels {
+    #[inline(always)]
+    fn classify(&self, block: &[u8; 64]) -> (u64, u64) {
+        classify64(block)
+    }
+
     #[inline(always)]
     fn add(&mut self, k: usize, block: &[u8; 64], mask: u64) {
         #[cfg(target_arch = "x86_64")]
@@ -865,17 +904,73 @@ impl DigitLevels {
         }
     }
 
-    /// Σ_k 10^k × the digit sum of level k.
     fn total(&self) -> u64 {
-        let mut t = 0u64;
-        for k in (0..8).rev() {
-            #[cfg(target_arch = "x86_64")]
-            let s = self.sums[k][0] + self.sums[k][1];
-            #[cfg(not(target_arch = "x86_64"))]
-            let s = self.sums[k];
-            t = t * 10 + s;
+        #[cfg(target_arch = "x86_64")]
+        return place_values(self.sums.map(|s| s.iter().sum()));
+        #[cfg(not(target_arch = "x86_64"))]
+        place_values(self.sums)
+    }
+}
+
+/// Σ_k 10^k × `sums[k]`.
+fn place_values(sums: [u64; 8]) -> u64 {
+    sums.iter().rev().fold(0, |t, &s| t * 10 + s)
+}
+
+/// [`DigitSums`] with AVX-512BW: a block is one 512-bit vector, a level's digits one
+/// masked move and one sum of absolute differences.
+#[cfg(target_arch = "x86_64")]
+struct DigitLevels512 {
+    /// Per level, the eight 64-bit lanes of its running sums.
+    sums: [[u64; 8]; 8],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl DigitLevels512 {
+    /// # Safety
+    /// The CPU must have AVX-512F and AVX-512BW: the methods use them.
+    unsafe fn new() -> Self {
+        DigitLevels512 { sums: [[0; 8]; 8] }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl DigitSums for DigitLevels512 {
+    #[inline(always)]
+    fn classify(&self, block: &[u8; 64]) -> (u64, u64) {
+        use std::arch::x86_64::*;
+        // SAFETY: the CPU has AVX-512F/BW (`new`'s requirement); an unaligned load of the
+        // 64 bytes of `block`.
+        unsafe {
+            let v = _mm512_loadu_si512(block.as_ptr().cast());
+            let commas = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b',' as i8));
+            // Digits are the bytes whose distance above '0' is below 10 (unsigned).
+            let digits = _mm512_cmplt_epu8_mask(
+                _mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8)),
+                _mm512_set1_epi8(10),
+            );
+            (commas, !(commas | digits))
         }
-        t
+    }
+
+    #[inline(always)]
+    fn add(&mut self, k: usize, block: &[u8; 64], mask: u64) {
+        use std::arch::x86_64::*;
+        // SAFETY: the CPU has AVX-512F/BW (`new`'s requirement); unaligned loads of the
+        // 64 bytes of `block` and of `self.sums[k]`, and a store to the latter.
+        unsafe {
+            let digits = _mm512_sub_epi8(
+                _mm512_loadu_si512(block.as_ptr().cast()),
+                _mm512_set1_epi8(b'0' as i8),
+            );
+            let sad = _mm512_sad_epu8(_mm512_maskz_mov_epi8(mask, digits), _mm512_setzero_si512());
+            let acc = _mm512_loadu_si512(self.sums[k].as_ptr().cast());
+            _mm512_storeu_si512(self.sums[k].as_mut_ptr().cast(), _mm512_add_epi64(acc, sad));
+        }
+    }
+
+    fn total(&self) -> u64 {
+        place_values(self.sums.map(|s| s.iter().sum()))
     }
 }
 
@@ -1308,6 +1403,20 @@ mod tests {
         assert!(ended > 1000, "{ended} inputs ended inside the bytes");
     }
 
+    /// [`plain_sum`] of the array `b`, checked to be what the SSE2 path gives (on a CPU
+    /// with AVX-512BW, `plain_sum` takes the AVX-512 path).
+    fn sum_all_paths(b: &[u8]) -> Option<PlainSum> {
+        let sse2 =
+            array_content(b, &(0..b.len())).and_then(|c| plain_sum_of(c, DigitLevels::default()));
+        assert_eq!(
+            plain_sum(b, &(0..b.len())),
+            sse2,
+            "{}",
+            String::from_utf8_lossy(b)
+        );
+        sse2
+    }
+
     #[test]
     fn plain_uints_reads_chrome_arrays_and_refuses_the_rest() {
         let read = |b: &[u8]| {
@@ -1325,7 +1434,7 @@ mod tests {
         );
         assert_eq!(read(b"[4321]"), Some((1, vec![4321])));
         assert_eq!(read(b"[5,,6]"), None);
-        let sum = |b: &[u8]| plain_sum(b, &(0..b.len())).map(|s| (s.count, s.first, s.sum));
+        let sum = |b: &[u8]| sum_all_paths(b).map(|s| (s.count, s.first, s.sum));
         assert_eq!(sum(b"[]"), Some((0, 0, 0)));
         assert_eq!(sum(b"[12345678,0,99]"), Some((3, 12_345_678, 12_345_777)));
         // 64-byte blocks: a number across the boundary, a comma on each side of one.
@@ -1336,6 +1445,14 @@ mod tests {
             let empty = format!("[{}1,,2]", "1,".repeat(k));
             let long = format!("[{}123456789]", "1,".repeat(k));
             assert_eq!((sum(empty.as_bytes()), sum(long.as_bytes())), (None, None));
+        }
+        // A stray byte at every offset of an array of three 64-byte blocks.
+        for k in 1..150 {
+            for stray in [b'x', b' ', b'-', b'.', 0xff, b'/', b':'] {
+                let mut b = format!("[{}1]", "1,".repeat(75)).into_bytes();
+                b[k] = stray;
+                assert_eq!((read(&b), sum_all_paths(&b)), (None, None), "{k} {stray}");
+            }
         }
         // Left to the general path: 9+ digits, signs, decimals, spaces, empty elements.
         for odd in [
@@ -1352,7 +1469,7 @@ mod tests {
             b"[1",
         ] {
             assert_eq!(read(odd), None, "{}", String::from_utf8_lossy(odd));
-            assert_eq!(plain_sum(odd, &(0..odd.len())), None);
+            assert_eq!(sum_all_paths(odd), None);
         }
     }
 
@@ -1375,7 +1492,7 @@ mod tests {
             b.push(']');
             let b = b.as_bytes();
             let mut fast = vec![];
-            let sum = plain_sum(b, &(0..b.len()));
+            let sum = sum_all_paths(b);
             match plain_uints(b, &(0..b.len()), |v| fast.push(v as i64)) {
                 Some(n) => {
                     let expected = PlainSum {
