@@ -498,7 +498,7 @@ pub fn plain_uints(b: &[u8], r: &std::ops::Range<usize>, mut f: impl FnMut(u64))
                 &tail
             }
         };
-        let (mut commas, others) = classify64(block);
+        let (mut commas, others) = Sse2.classify64(block);
         if others != 0 {
             return None;
         }
@@ -532,11 +532,17 @@ fn array_content<'a>(b: &'a [u8], r: &std::ops::Range<usize>) -> Option<&'a [u8]
 /// with more than `out.len()` values (`out` is then partly written).
 ///
 /// On CPUs with SSSE3 (every x86-64 of the last fifteen years), four numbers of 1–4
-/// digits are converted at once ([`uints_ssse3`]).
+/// digits are converted at once ([`uints_ssse3`]; with AVX-512BW, a copy of it whose
+/// 64-byte blocks are single vectors).
 pub fn plain_uints_into(b: &[u8], r: &std::ops::Range<usize>, out: &mut [u32]) -> Option<usize> {
     let content = array_content(b, r)?;
     if content.is_empty() {
         return Some(0);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw") {
+        // SAFETY: the CPU has AVX-512F/BW, checked just above (they imply SSSE3).
+        return unsafe { uints_avx512(content, out) };
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("ssse3") {
@@ -606,6 +612,28 @@ const INVERSE_WIDTH: [usize; 10] = {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3")]
 pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
+    // SAFETY: this function's own requirement.
+    unsafe { uints_four(content, out, Sse2) }
+}
+
+/// [`uints_ssse3`] compiled for AVX-512BW, its blocks taken by [`Avx512`].
+///
+/// # Safety
+/// The CPU must have AVX-512F and AVX-512BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3,avx512f,avx512bw")]
+unsafe fn uints_avx512(content: &[u8], out: &mut [u32]) -> Option<usize> {
+    // SAFETY: this function's own requirement (AVX-512BW implies SSSE3).
+    unsafe { uints_four(content, out, Avx512::new()) }
+}
+
+/// The body of [`uints_ssse3`], inlined into each instruction set's copy.
+///
+/// # Safety
+/// The CPU must have SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn uints_four(content: &[u8], out: &mut [u32], blocks: impl Blocks) -> Option<usize> {
     use std::arch::x86_64::*;
     let n = content.len();
     let (mut count, mut start) = (0usize, 0usize);
@@ -621,7 +649,7 @@ pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
                 (&tail, rest.min(64))
             }
         };
-        let (mut commas, others) = classify64(w);
+        let (mut commas, others) = blocks.classify64(w);
         let valid_mask = if valid == 64 { !0 } else { (1u64 << valid) - 1 };
         commas &= valid_mask;
         if others & valid_mask != 0 {
@@ -635,7 +663,7 @@ pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
         let width = commas.trailing_zeros() as usize + 1;
         if width <= 9 {
             // `w` has 80 bytes and `width` ≤ 9.
-            let same = shifted_equal64(w, width) & (valid_mask >> width);
+            let same = blocks.shifted_equal64(w, width) & (valid_mask >> width);
             // ones / width by a multiply (a divide was ~2% of a whole run).
             let repeats = (same.trailing_ones() as usize * INVERSE_WIDTH[width]) >> 16;
             if repeats > 0 {
@@ -676,10 +704,13 @@ pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
                         _mm_loadu_si128(SHUFFLE4[idx].as_ptr().cast()),
                     )
                 };
-                let d = _mm_and_si128(_mm_shuffle_epi8(v, s), _mm_set1_epi8(0x0F));
-                // Per lane [a, b, c, d]: (10a + b, 10c + d), then 100 (10a + b) + 10c + d.
-                let pairs = _mm_maddubs_epi16(d, _mm_set1_epi16(0x010A));
-                let values = _mm_madd_epi16(pairs, _mm_set1_epi32(0x0001_0064));
+                // SAFETY: the CPU has SSSE3 (this function's requirement).
+                let values = unsafe {
+                    let d = _mm_and_si128(_mm_shuffle_epi8(v, s), _mm_set1_epi8(0x0F));
+                    // Per lane [a, b, c, d]: (10a + b, 10c + d), then 100 (10a + b) + 10c + d.
+                    let pairs = _mm_maddubs_epi16(d, _mm_set1_epi16(0x010A));
+                    _mm_madd_epi16(pairs, _mm_set1_epi32(0x0001_0064))
+                };
                 let slots = out.get_mut(count..count + 4)?;
                 // SAFETY: an unaligned store of 16 bytes into the four `slots`.
                 unsafe { _mm_storeu_si128(slots.as_mut_ptr().cast(), values) };
@@ -706,28 +737,6 @@ pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
         }
         start += at;
     }
-}
-
-/// Bit i set where `w[i] == w[i + shift]`, for i in 0..64 (`w` has at least
-/// 64 + `shift` bytes; panics otherwise).
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn shifted_equal64(w: &[u8], shift: usize) -> u64 {
-    use std::arch::x86_64::*;
-    let (a, b) = (&w[..64], &w[shift..shift + 64]);
-    let mut eq = 0u64;
-    for k in 0..4 {
-        // SAFETY: SSE2 is part of the x86_64 baseline; unaligned loads of 16 bytes inside
-        // `a` and `b`.
-        let m = unsafe {
-            _mm_movemask_epi8(_mm_cmpeq_epi8(
-                _mm_loadu_si128(a[16 * k..].as_ptr().cast()),
-                _mm_loadu_si128(b[16 * k..].as_ptr().cast()),
-            ))
-        };
-        eq |= (m as u32 as u64) << (16 * k);
-    }
-    eq
 }
 
 /// What [`plain_sum`] gives for an array of plain integers.
@@ -758,7 +767,7 @@ pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
         // SAFETY: the CPU has AVX-512F and AVX-512BW (BW implies F), checked just above.
         return unsafe { plain_sum_avx512(content) };
     }
-    plain_sum_of(content, DigitLevels::default())
+    plain_sum_of(content, Sse2, DigitLevels::default())
 }
 
 /// [`plain_sum`] of an array's content with AVX-512BW: one compiled copy of
@@ -770,13 +779,18 @@ pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
 #[target_feature(enable = "avx512f,avx512bw")]
 unsafe fn plain_sum_avx512(content: &[u8]) -> Option<PlainSum> {
     // SAFETY: this function's own requirement.
-    plain_sum_of(content, unsafe { DigitLevels512::new() })
+    let blocks = unsafe { Avx512::new() };
+    plain_sum_of(content, blocks, DigitLevels512::new(blocks))
 }
 
-/// [`plain_sum`] of an array's content (between its brackets), with `levels` to classify
-/// its 64-byte blocks and sum their digits.
+/// [`plain_sum`] of an array's content (between its brackets), its 64-byte blocks
+/// classified by `blocks` and their digits summed by `levels`.
 #[inline(always)]
-fn plain_sum_of(content: &[u8], mut levels: impl DigitSums) -> Option<PlainSum> {
+fn plain_sum_of(
+    content: &[u8],
+    blocks: impl Blocks,
+    mut levels: impl DigitSums,
+) -> Option<PlainSum> {
     let n = content.len();
     if n == 0 {
         return Some(PlainSum::default());
@@ -802,7 +816,7 @@ fn plain_sum_of(content: &[u8], mut levels: impl DigitSums) -> Option<PlainSum> 
         } else {
             (1u64 << (n - start)) - 1
         };
-        let (mut c, others) = levels.classify(block);
+        let (mut c, others) = blocks.classify64(block);
         c &= valid;
         if others & valid != 0 {
             return None;
@@ -852,9 +866,6 @@ fn plain_sum_of(content: &[u8], mut levels: impl DigitSums) -> Option<PlainSum> 
 
 /// The block operations of [`plain_sum_of`]: digit sums by level (see [`plain_sum`]).
 trait DigitSums {
-    /// [`classify64`] of a block: bit masks of its commas and of its bytes that are
-    /// neither commas nor ASCII digits (bit k for byte k).
-    fn classify(&self, block: &[u8; 64]) -> (u64, u64);
     /// Adds the digits of the bytes of `block` selected by `mask` to level k (0–7).
     fn add(&mut self, k: usize, block: &[u8; 64], mask: u64);
     /// Σ_k 10^k × the digit sum of level k.
@@ -871,11 +882,6 @@ struct DigitLevels {
 }
 
 impl DigitSums for DigitLevels {
-    #[inline(always)]
-    fn classify(&self, block: &[u8; 64]) -> (u64, u64) {
-        classify64(block)
-    }
-
     #[inline(always)]
     fn add(&mut self, k: usize, block: &[u8; 64], mask: u64) {
         #[cfg(target_arch = "x86_64")]
@@ -937,41 +943,27 @@ fn place_values(sums: [u64; 8]) -> u64 {
 struct DigitLevels512 {
     /// Per level, the eight 64-bit lanes of its running sums.
     sums: [[u64; 8]; 8],
+    /// The proof that the CPU has AVX-512BW.
+    _cpu: Avx512,
 }
 
 #[cfg(target_arch = "x86_64")]
 impl DigitLevels512 {
-    /// # Safety
-    /// The CPU must have AVX-512F and AVX-512BW: the methods use them.
-    unsafe fn new() -> Self {
-        DigitLevels512 { sums: [[0; 8]; 8] }
+    fn new(cpu: Avx512) -> Self {
+        DigitLevels512 {
+            sums: [[0; 8]; 8],
+            _cpu: cpu,
+        }
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 impl DigitSums for DigitLevels512 {
     #[inline(always)]
-    fn classify(&self, block: &[u8; 64]) -> (u64, u64) {
-        use std::arch::x86_64::*;
-        // SAFETY: the CPU has AVX-512F/BW (`new`'s requirement); an unaligned load of the
-        // 64 bytes of `block`.
-        unsafe {
-            let v = _mm512_loadu_si512(block.as_ptr().cast());
-            let commas = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b',' as i8));
-            // Digits are the bytes whose distance above '0' is below 10 (unsigned).
-            let digits = _mm512_cmplt_epu8_mask(
-                _mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8)),
-                _mm512_set1_epi8(10),
-            );
-            (commas, !(commas | digits))
-        }
-    }
-
-    #[inline(always)]
     fn add(&mut self, k: usize, block: &[u8; 64], mask: u64) {
         use std::arch::x86_64::*;
-        // SAFETY: the CPU has AVX-512F/BW (`new`'s requirement); unaligned loads of the
-        // 64 bytes of `block` and of `self.sums[k]`, and a store to the latter.
+        // SAFETY: the CPU has AVX-512F/BW (`self._cpu`); unaligned loads of the 64 bytes
+        // of `block` and of `self.sums[k]`, and a store to the latter.
         unsafe {
             let digits = _mm512_sub_epi8(
                 _mm512_loadu_si512(block.as_ptr().cast()),
@@ -994,13 +986,35 @@ impl DigitSums for DigitLevels512 {
 /// first other byte, or when `b` ends first: the caller then skips the value the general
 /// way, which also reports the errors.
 pub fn digit_array_end(b: &[u8], v: usize) -> Option<(usize, usize)> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512bw") {
+        // SAFETY: the CPU has AVX-512F/BW, checked just above.
+        return unsafe { digit_array_end_avx512(b, v) };
+    }
+    digit_array_end_of(b, v, Sse2)
+}
+
+/// [`digit_array_end`] compiled for AVX-512BW.
+///
+/// # Safety
+/// The CPU must have AVX-512F and AVX-512BW.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn digit_array_end_avx512(b: &[u8], v: usize) -> Option<(usize, usize)> {
+    // SAFETY: this function's own requirement.
+    digit_array_end_of(b, v, unsafe { Avx512::new() })
+}
+
+/// [`digit_array_end`] with `blocks` for its 64-byte steps.
+#[inline(always)]
+fn digit_array_end_of(b: &[u8], v: usize, blocks: impl Blocks) -> Option<(usize, usize)> {
     if b.get(v) != Some(&b'[') {
         return None;
     }
     let (mut i, mut commas) = (v + 1, 0usize);
     // 64 bytes at a time while no other byte is met, then 16 at a time to find it.
     while let Some(block) = b.get(i..i + 64) {
-        let (c, others) = classify64(block);
+        let (c, others) = blocks.classify64(block);
         if others != 0 {
             break;
         }
@@ -1028,16 +1042,105 @@ pub fn digit_array_end(b: &[u8], v: usize) -> Option<(usize, usize)> {
     (b[end] == b']').then_some((end + 1, elements))
 }
 
-/// [`classify16`] of the first 64 bytes of `block` (at least 64 long): bit k for byte k.
-#[inline(always)]
-fn classify64(block: &[u8]) -> (u64, u64) {
-    let (mut commas, mut others) = (0u64, 0u64);
-    for k in 0..4 {
-        let (c, o) = classify16(block[16 * k..16 * k + 16].try_into().expect("16 bytes"));
-        commas |= (c as u64) << (16 * k);
-        others |= (o as u64) << (16 * k);
+/// Operations on 64-byte blocks, by instruction set: [`Sse2`] (the x86-64 baseline; scalar
+/// elsewhere) or [`Avx512`] (a block is one vector). The hot loops are written once over
+/// this trait and compiled once per instruction set, each copy chosen at run time.
+trait Blocks: Copy {
+    /// [`classify16`] of the first 64 bytes of `block` (at least 64 long; panics
+    /// otherwise): bit k for byte k.
+    fn classify64(self, block: &[u8]) -> (u64, u64);
+    /// Bit i set where `w[i] == w[i + shift]`, for i in 0..64 (`w` has at least
+    /// 64 + `shift` bytes; panics otherwise).
+    #[cfg(target_arch = "x86_64")]
+    fn shifted_equal64(self, w: &[u8], shift: usize) -> u64;
+}
+
+/// [`Blocks`] sixteen bytes at a time with SSE2.
+#[derive(Clone, Copy)]
+struct Sse2;
+
+impl Blocks for Sse2 {
+    #[inline(always)]
+    fn classify64(self, block: &[u8]) -> (u64, u64) {
+        let (mut commas, mut others) = (0u64, 0u64);
+        for k in 0..4 {
+            let (c, o) = classify16(block[16 * k..16 * k + 16].try_into().expect("16 bytes"));
+            commas |= (c as u64) << (16 * k);
+            others |= (o as u64) << (16 * k);
+        }
+        (commas, others)
     }
-    (commas, others)
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn shifted_equal64(self, w: &[u8], shift: usize) -> u64 {
+        use std::arch::x86_64::*;
+        let (a, b) = (&w[..64], &w[shift..shift + 64]);
+        let mut eq = 0u64;
+        for k in 0..4 {
+            // SAFETY: SSE2 is part of the x86_64 baseline; unaligned loads of 16 bytes
+            // inside `a` and `b`.
+            let m = unsafe {
+                _mm_movemask_epi8(_mm_cmpeq_epi8(
+                    _mm_loadu_si128(a[16 * k..].as_ptr().cast()),
+                    _mm_loadu_si128(b[16 * k..].as_ptr().cast()),
+                ))
+            };
+            eq |= (m as u32 as u64) << (16 * k);
+        }
+        eq
+    }
+}
+
+/// [`Blocks`] with AVX-512BW: a block is one 512-bit load and each mask one compare.
+/// Only made by [`Avx512::new`], whose caller vouches for the CPU.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Avx512(());
+
+#[cfg(target_arch = "x86_64")]
+impl Avx512 {
+    /// # Safety
+    /// The CPU must have AVX-512F and AVX-512BW: the methods use them.
+    #[inline(always)]
+    unsafe fn new() -> Self {
+        Avx512(())
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Blocks for Avx512 {
+    #[inline(always)]
+    fn classify64(self, block: &[u8]) -> (u64, u64) {
+        use std::arch::x86_64::*;
+        let block = &block[..64];
+        // SAFETY: the CPU has AVX-512F/BW (`new`'s requirement); an unaligned load of the
+        // 64 bytes of `block`.
+        unsafe {
+            let v = _mm512_loadu_si512(block.as_ptr().cast());
+            let commas = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(b',' as i8));
+            // Digits are the bytes whose distance above '0' is below 10 (unsigned).
+            let digits = _mm512_cmplt_epu8_mask(
+                _mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8)),
+                _mm512_set1_epi8(10),
+            );
+            (commas, !(commas | digits))
+        }
+    }
+
+    #[inline(always)]
+    fn shifted_equal64(self, w: &[u8], shift: usize) -> u64 {
+        use std::arch::x86_64::*;
+        let (a, b) = (&w[..64], &w[shift..shift + 64]);
+        // SAFETY: the CPU has AVX-512F/BW (`new`'s requirement); unaligned loads of the
+        // 64 bytes of `a` and of `b`.
+        unsafe {
+            _mm512_cmpeq_epi8_mask(
+                _mm512_loadu_si512(a.as_ptr().cast()),
+                _mm512_loadu_si512(b.as_ptr().cast()),
+            )
+        }
+    }
 }
 
 /// Bit masks of the commas and of the bytes that are neither commas nor ASCII digits in a
@@ -1420,8 +1523,8 @@ mod tests {
     /// [`plain_sum`] of the array `b`, checked to be what the SSE2 path gives (on a CPU
     /// with AVX-512BW, `plain_sum` takes the AVX-512 path).
     fn sum_all_paths(b: &[u8]) -> Option<PlainSum> {
-        let sse2 =
-            array_content(b, &(0..b.len())).and_then(|c| plain_sum_of(c, DigitLevels::default()));
+        let sse2 = array_content(b, &(0..b.len()))
+            .and_then(|c| plain_sum_of(c, Sse2, DigitLevels::default()));
         assert_eq!(
             plain_sum(b, &(0..b.len())),
             sse2,
@@ -1528,6 +1631,51 @@ mod tests {
     }
 
     #[test]
+    fn digit_array_end_finds_the_end_on_every_path() {
+        // Arrays of digits and commas of every length to 200 bytes (three 64-byte blocks
+        // and a tail), closed, or cut by another byte at a random offset, or not closed.
+        let mut x: u64 = 3;
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        let (mut found, mut refused) = (0, 0);
+        for len in 0..200 {
+            for variant in 0..4 {
+                let mut b = vec![b'['];
+                b.extend((0..len).map(|_| if next() % 3 == 0 { b',' } else { b'7' }));
+                match variant {
+                    0 => b.push(b']'),
+                    1 if len > 0 => b[1 + next() % len] = b"]x \"-"[next() % 5],
+                    2 => {}
+                    _ => b.extend(b"]]"),
+                }
+                // By definition: the first byte other than a digit or comma, if a `]`.
+                let expected = b[1..]
+                    .iter()
+                    .position(|c| !c.is_ascii_digit() && *c != b',')
+                    .filter(|&k| b[1 + k] == b']')
+                    .map(|k| {
+                        let commas = b[1..1 + k].iter().filter(|&&c| c == b',').count();
+                        (k + 2, if k == 0 { 0 } else { commas + 1 })
+                    });
+                assert_eq!(
+                    digit_array_end(&b, 0),
+                    expected,
+                    "{}",
+                    String::from_utf8_lossy(&b)
+                );
+                assert_eq!(digit_array_end_of(&b, 0, Sse2), expected);
+                found += expected.is_some() as usize;
+                refused += expected.is_none() as usize;
+            }
+        }
+        assert!(found > 300 && refused > 300, "{found} {refused}");
+    }
+
+    #[test]
     #[cfg(target_arch = "x86_64")]
     fn inverse_widths_divide_exactly() {
         for (w, inverse) in INVERSE_WIDTH.iter().enumerate().skip(1) {
@@ -1595,6 +1743,12 @@ mod tests {
             let got = unsafe { uints_ssse3(&c[1..c.len() - 1], &mut fast) };
             let text = String::from_utf8_lossy(&c);
             assert_eq!(got, n, "{text}");
+            if std::arch::is_x86_feature_detected!("avx512bw") {
+                let mut wide = vec![0; fast.len()];
+                // SAFETY: AVX-512BW checked just above.
+                let got = unsafe { uints_avx512(&c[1..c.len() - 1], &mut wide) };
+                assert_eq!((got, &wide[..n.unwrap_or(0)]), (n, &fast[..n.unwrap_or(0)]));
+            }
             if let Some(n) = n {
                 assert_eq!(fast[..n], slow[..], "{text}");
                 // Room for one value fewer: refused, whichever path reads it.
