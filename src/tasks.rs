@@ -54,8 +54,8 @@ impl TopLevelTask {
 const NESTING_SLACK: TimeDelta = TimeDelta::from_micros(1000);
 
 /// Top-level tasks of the given threads (those with task events), each list sorted by `ts`.
-pub fn top_level_tasks(
-    marks: &[TaskMark],
+pub fn top_level_tasks<'a>(
+    marks: impl IntoIterator<Item = &'a TaskMark>,
     threads: &[ThreadKey],
     trace_end: Timestamp,
     diagnostics: &mut Diagnostics,

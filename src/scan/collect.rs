@@ -376,7 +376,7 @@ impl Collector {
     pub fn merge(&mut self, later: Collector) {
         let t = later.t;
         self.t.thread_names.extend(t.thread_names);
-        self.t.task_marks.extend(t.task_marks);
+        self.t.task_marks.append(t.task_marks);
         self.t.profiles.extend(t.profiles);
         for (key, data) in t.profile_data {
             match self.t.profile_data.entry(key) {
@@ -578,12 +578,15 @@ mod tests {
             r#"{"name":"Foo","ph":"B","pid":1,"tid":2,"ts":200}"#,
             r#"{"ph":"E","pid":1,"tid":2,"ts":300}"#,
         ]);
-        assert_eq!(t.task_marks.len(), 3);
+        let kinds: Vec<MarkKind> = t.task_marks.iter().map(|m| m.kind).collect();
         assert_eq!(
-            t.task_marks[0].kind,
-            MarkKind::Complete(TimeDelta::from_micros(60000))
+            kinds,
+            [
+                MarkKind::Complete(TimeDelta::from_micros(60000)),
+                MarkKind::Begin { is_task: false },
+                MarkKind::End
+            ]
         );
-        assert_eq!(t.task_marks[1].kind, MarkKind::Begin { is_task: false });
         assert_eq!(t.first_ts, Some(Timestamp::from_micros(90)));
         assert_eq!(t.last_ts, Some(Timestamp::from_micros(60100)));
     }

@@ -108,8 +108,8 @@ pub enum ArrayEnd {
 pub struct ScannedTrace {
     /// `thread_name` metadata by thread.
     pub thread_names: HashMap<ThreadKey, String>,
-    /// Task-like events and `B`/`E` marks, in file order within a scanned range.
-    pub task_marks: Vec<TaskMark>,
+    /// Task-like events and `B`/`E` marks, in file order.
+    pub task_marks: TaskMarks,
     /// `Profile` events.
     pub profiles: Vec<ProfileEvent>,
     /// `ProfileChunk` events' samples and nodes, by profile (pid, id).

@@ -92,6 +92,63 @@ pub struct TaskMark {
     pub order: u64,
 }
 
+/// The [`TaskMark`]s of a trace in file order, kept as the lists that the scan's ranges
+/// collected: joining two ranges moves lists and never copies marks (a copy of a large
+/// trace's marks, tens of MB, spent most of its time faulting in fresh pages, on one
+/// thread while the other waited).
+#[derive(Clone, Debug, Default)]
+pub struct TaskMarks {
+    lists: Vec<Vec<TaskMark>>,
+}
+
+impl TaskMarks {
+    /// Adds a mark after the others.
+    #[inline]
+    pub fn push(&mut self, mark: TaskMark) {
+        match self.lists.last_mut() {
+            Some(list) => list.push(mark),
+            None => self.lists.push(vec![mark]),
+        }
+    }
+
+    /// Adds the marks of `later` (from the part of the file after these) after these.
+    pub fn append(&mut self, later: TaskMarks) {
+        self.lists
+            .extend(later.lists.into_iter().filter(|l| !l.is_empty()));
+    }
+
+    /// Number of marks.
+    pub fn len(&self) -> usize {
+        self.lists.iter().map(Vec::len).sum()
+    }
+
+    /// True when there is no mark.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The marks in file order.
+    pub fn iter(&self) -> impl Iterator<Item = &TaskMark> {
+        self.lists.iter().flatten()
+    }
+}
+
+impl<'a> IntoIterator for &'a TaskMarks {
+    type Item = &'a TaskMark;
+    type IntoIter = std::iter::Flatten<std::slice::Iter<'a, Vec<TaskMark>>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.lists.iter().flatten()
+    }
+}
+
+/// Equal when they hold the same marks in the same order, however split into lists.
+impl PartialEq for TaskMarks {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
+    }
+}
+
 /// The phase of a [`TaskMark`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MarkKind {
