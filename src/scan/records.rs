@@ -498,6 +498,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn task_marks_keep_file_order_across_joins() {
+        let mark = |i: u64| TaskMark {
+            thread: ThreadKey {
+                pid: Pid(1),
+                tid: Tid(1),
+            },
+            ts: Timestamp::from_micros(i as i64),
+            kind: MarkKind::End,
+            order: i,
+        };
+        let mut whole = TaskMarks::default();
+        (0..1000).for_each(|i| whole.push(mark(i)));
+        // Three ranges joined (one of them empty), then one more mark.
+        let (mut first, mut later) = (TaskMarks::default(), TaskMarks::default());
+        (0..100).for_each(|i| first.push(mark(i)));
+        (100..1000).for_each(|i| later.push(mark(i)));
+        first.append(TaskMarks::default());
+        first.append(later);
+        first.push(mark(1000));
+        whole.push(mark(1000));
+        assert_eq!(first.len(), 1001);
+        assert!(first.iter().map(|m| m.order).eq(0..=1000));
+        assert_eq!(first, whole);
+        assert!(!TaskMarks::default().iter().any(|_| true));
+        first.push(mark(0));
+        assert_ne!(first, whole);
+    }
+
+    #[test]
     fn packed_arrays_round_trip() {
         let ids: Vec<NodeId> = [1, 1, 300, 2, -5, i64::MAX, 0].map(NodeId).to_vec();
         let ds: Vec<TimeDelta> = [170_000, -975_000, 1, 0, 123_456_789, -1, 1 << 50]
