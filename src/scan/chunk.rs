@@ -414,8 +414,8 @@ mod tests {
 
     #[test]
     fn layout_counts_plain_samples_as_count_elements_does() {
-        // Arrays across the 16-byte blocks of the counting pass, ending in a block or in
-        // the bytes after the last whole block.
+        // Arrays across the 64- and 16-byte blocks of the counting pass, ending in a block
+        // or in the bytes after the last whole block.
         for n in [1usize, 2, 5, 7, 8, 9, 30, 31, 33, 100] {
             let ids: Vec<String> = (0..n).map(|k| (k * 37 % 1000).to_string()).collect();
             for tail in ["", r#","x":[1,2,3,4,5,6,7,8,9,10,11,12,13,14]"#] {

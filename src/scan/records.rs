@@ -124,12 +124,12 @@ impl TaskMarks {
 
     /// True when there is no mark.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.lists.iter().all(Vec::is_empty)
     }
 
     /// The marks in file order.
     pub fn iter(&self) -> impl Iterator<Item = &TaskMark> {
-        self.lists.iter().flatten()
+        self.into_iter()
     }
 }
 
