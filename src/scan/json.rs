@@ -540,9 +540,9 @@ pub fn plain_uints_into(b: &[u8], r: &std::ops::Range<usize>, out: &mut [u32]) -
         return Some(0);
     }
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512bw") {
-        // SAFETY: the CPU has AVX-512F/BW, checked just above (they imply SSSE3).
-        return unsafe { uints_avx512(content, out) };
+    if let Some(cpu) = Avx512::detect() {
+        // SAFETY: `cpu` proves AVX-512F/BW (they imply SSSE3).
+        return unsafe { uints_avx512(content, out, cpu) };
     }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("ssse3") {
@@ -619,12 +619,12 @@ pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
 /// [`uints_ssse3`] compiled for AVX-512BW, its blocks taken by [`Avx512`].
 ///
 /// # Safety
-/// The CPU must have AVX-512F and AVX-512BW.
+/// None beyond `cpu` (a target-feature function is unsafe to call).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3,avx512f,avx512bw")]
-unsafe fn uints_avx512(content: &[u8], out: &mut [u32]) -> Option<usize> {
-    // SAFETY: this function's own requirement (AVX-512BW implies SSSE3).
-    unsafe { uints_four(content, out, Avx512::new()) }
+unsafe fn uints_avx512(content: &[u8], out: &mut [u32], cpu: Avx512) -> Option<usize> {
+    // SAFETY: `cpu` proves AVX-512BW, which implies SSSE3.
+    unsafe { uints_four(content, out, cpu) }
 }
 
 /// The body of [`uints_ssse3`], inlined into each instruction set's copy.
@@ -763,9 +763,9 @@ pub struct PlainSum {
 pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
     let content = array_content(b, r)?;
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512bw") {
-        // SAFETY: the CPU has AVX-512F and AVX-512BW (BW implies F), checked just above.
-        return unsafe { plain_sum_avx512(content) };
+    if let Some(cpu) = Avx512::detect() {
+        // SAFETY: `cpu` proves AVX-512F/BW.
+        return unsafe { plain_sum_avx512(content, cpu) };
     }
     plain_sum_of(content, Sse2, DigitLevels::default())
 }
@@ -774,13 +774,11 @@ pub fn plain_sum(b: &[u8], r: &std::ops::Range<usize>) -> Option<PlainSum> {
 /// [`plain_sum_of`] in which the 64-byte blocks take 512-bit operations.
 ///
 /// # Safety
-/// The CPU must have AVX-512F and AVX-512BW.
+/// None beyond `cpu` (a target-feature function is unsafe to call).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn plain_sum_avx512(content: &[u8]) -> Option<PlainSum> {
-    // SAFETY: this function's own requirement.
-    let blocks = unsafe { Avx512::new() };
-    plain_sum_of(content, blocks, DigitLevels512::new(blocks))
+unsafe fn plain_sum_avx512(content: &[u8], cpu: Avx512) -> Option<PlainSum> {
+    plain_sum_of(content, cpu, DigitLevels512::new(cpu))
 }
 
 /// [`plain_sum`] of an array's content (between its brackets), its 64-byte blocks
@@ -987,9 +985,9 @@ impl DigitSums for DigitLevels512 {
 /// way, which also reports the errors.
 pub fn digit_array_end(b: &[u8], v: usize) -> Option<(usize, usize)> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512bw") {
-        // SAFETY: the CPU has AVX-512F/BW, checked just above.
-        return unsafe { digit_array_end_avx512(b, v) };
+    if let Some(cpu) = Avx512::detect() {
+        // SAFETY: `cpu` proves AVX-512F/BW.
+        return unsafe { digit_array_end_avx512(b, v, cpu) };
     }
     digit_array_end_of(b, v, Sse2)
 }
@@ -997,12 +995,11 @@ pub fn digit_array_end(b: &[u8], v: usize) -> Option<(usize, usize)> {
 /// [`digit_array_end`] compiled for AVX-512BW.
 ///
 /// # Safety
-/// The CPU must have AVX-512F and AVX-512BW.
+/// None beyond `cpu` (a target-feature function is unsafe to call).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw")]
-unsafe fn digit_array_end_avx512(b: &[u8], v: usize) -> Option<(usize, usize)> {
-    // SAFETY: this function's own requirement.
-    digit_array_end_of(b, v, unsafe { Avx512::new() })
+unsafe fn digit_array_end_avx512(b: &[u8], v: usize, cpu: Avx512) -> Option<(usize, usize)> {
+    digit_array_end_of(b, v, cpu)
 }
 
 /// [`digit_array_end`] with `blocks` for its 64-byte steps.
@@ -1093,18 +1090,18 @@ impl Blocks for Sse2 {
 }
 
 /// [`Blocks`] with AVX-512BW: a block is one 512-bit load and each mask one compare.
-/// Only made by [`Avx512::new`], whose caller vouches for the CPU.
+/// Only made by [`Avx512::detect`]: a value is the proof that the CPU has AVX-512F/BW.
 #[cfg(target_arch = "x86_64")]
 #[derive(Clone, Copy)]
 struct Avx512(());
 
 #[cfg(target_arch = "x86_64")]
 impl Avx512 {
-    /// # Safety
-    /// The CPU must have AVX-512F and AVX-512BW: the methods use them.
+    /// `Some` when the CPU (and the OS) support AVX-512F and AVX-512BW (BW implies F); the
+    /// check is cached by the standard library, one load after the first call.
     #[inline(always)]
-    unsafe fn new() -> Self {
-        Avx512(())
+    fn detect() -> Option<Self> {
+        std::arch::is_x86_feature_detected!("avx512bw").then_some(Avx512(()))
     }
 }
 
@@ -1114,7 +1111,7 @@ impl Blocks for Avx512 {
     fn classify64(self, block: &[u8]) -> (u64, u64) {
         use std::arch::x86_64::*;
         let block = &block[..64];
-        // SAFETY: the CPU has AVX-512F/BW (`new`'s requirement); an unaligned load of the
+        // SAFETY: the CPU has AVX-512F/BW (`detect` made `self`); an unaligned load of the
         // 64 bytes of `block`.
         unsafe {
             let v = _mm512_loadu_si512(block.as_ptr().cast());
@@ -1132,7 +1129,7 @@ impl Blocks for Avx512 {
     fn shifted_equal64(self, w: &[u8], shift: usize) -> u64 {
         use std::arch::x86_64::*;
         let (a, b) = (&w[..64], &w[shift..shift + 64]);
-        // SAFETY: the CPU has AVX-512F/BW (`new`'s requirement); unaligned loads of the
+        // SAFETY: the CPU has AVX-512F/BW (`detect` made `self`); unaligned loads of the
         // 64 bytes of `a` and of `b`.
         unsafe {
             _mm512_cmpeq_epi8_mask(
@@ -1743,10 +1740,10 @@ mod tests {
             let got = unsafe { uints_ssse3(&c[1..c.len() - 1], &mut fast) };
             let text = String::from_utf8_lossy(&c);
             assert_eq!(got, n, "{text}");
-            if std::arch::is_x86_feature_detected!("avx512bw") {
+            if let Some(cpu) = Avx512::detect() {
                 let mut wide = vec![0; fast.len()];
-                // SAFETY: AVX-512BW checked just above.
-                let got = unsafe { uints_avx512(&c[1..c.len() - 1], &mut wide) };
+                // SAFETY: `cpu` proves AVX-512F/BW.
+                let got = unsafe { uints_avx512(&c[1..c.len() - 1], &mut wide, cpu) };
                 assert_eq!((got, &wide[..n.unwrap_or(0)]), (n, &fast[..n.unwrap_or(0)]));
             }
             if let Some(n) = n {
