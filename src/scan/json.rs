@@ -1893,6 +1893,22 @@ mod tests {
             Some(999_999_999_999_999_999)
         );
         assert_eq!(plain_int(b"12345678"), Some(12_345_678));
+        // Every length, checked against the standard parser.
+        let digits = b"9081726354453627189";
+        for len in 1..=18 {
+            let tok = &digits[..len];
+            let want: i64 = std::str::from_utf8(tok).unwrap().parse().unwrap();
+            assert_eq!(plain_int(tok), Some(want), "{}", tok.escape_ascii());
+            assert_eq!(plain_int(&[b"-", tok].concat()), Some(-want));
+            // A non-digit at each position is refused.
+            for k in 0..len {
+                let mut bad = tok.to_vec();
+                bad[k] = b'/';
+                assert_eq!(plain_int(&bad), None, "{}", bad.escape_ascii());
+                bad[k] = b':';
+                assert_eq!(plain_int(&bad), None, "{}", bad.escape_ascii());
+            }
+        }
         for bad in [
             &b"12345678a"[..],
             b"1234a6789",
