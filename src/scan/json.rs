@@ -88,6 +88,30 @@ pub fn string_end(b: &[u8], mut i: usize) -> Lexed<usize> {
     }
 }
 
+/// The offset of the first control character (below 0x20: a line break, a tab, NUL)
+/// inside a string of the JSON that starts at `b[i]` (outside any string), read to the
+/// end of `b`; `None` when there is none.
+///
+/// JSON forbids these raw in strings (RFC 8259 §7) and Chrome escapes them, so when a
+/// value runs to the end of the bytes (a cut-off file, or a stream's partial event) this
+/// tells a cut from a break that more bytes cannot mend: after one stray or escaped
+/// quote, the line break that ends the event's line reads as inside a string. Used only
+/// then, not on the hot path: a string that closes is not checked.
+pub fn control_in_string(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i;
+    let mut in_string = false;
+    while j < b.len() {
+        match b[j] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => j += 1,
+            c if c < 0x20 && in_string => return Some(j),
+            _ => {}
+        }
+        j += 1;
+    }
+    None
+}
+
 /// Skips an object or array starting at `b[i]` (`{` or `[`); returns the offset past its close.
 ///
 /// Sixteen bytes a step while they hold no backslash: the quotes' running XOR marks the

@@ -317,30 +317,40 @@ fn finish_scan(
     b: &[u8],
     start: usize,
 ) -> Result<ScannedTrace, ScanError> {
-    finish_walk(c, walked, start as u64, |offset| {
-        b[offset as usize..]
-            .iter()
-            .all(|&x| x == 0 || json::is_ws(x))
-    })
+    finish_walk(c, walked, start as u64, |offset| b.get(offset as usize..))
 }
 
-/// Ends a scan (also of a stream). `blank_after(offset)`: whether only NUL bytes and
-/// whitespace follow `offset` in the file.
-pub(crate) fn finish_walk(
+/// Ends a scan (also of a stream). `rest(offset)`: the bytes from `offset` (where the
+/// walk stopped) to the end of the input; `None` when they are no longer held.
+pub(crate) fn finish_walk<'a>(
     c: Collector,
     walked: Walked,
     start: u64,
-    blank_after: impl Fn(u64) -> bool,
+    rest: impl Fn(u64) -> Option<&'a [u8]>,
 ) -> Result<ScannedTrace, ScanError> {
     let mut t = c.finish();
     let RangeEnd::Ended(mut end) = walked.end else {
         unreachable!("the last range runs to the end of the array");
     };
-    if let ArrayEnd::Broken { offset, .. } = end
-        && blank_after(offset)
-    {
-        // A crashed writer's file padded with NUL bytes: cut off, not corrupt.
-        end = ArrayEnd::Truncated { offset };
+    match end {
+        ArrayEnd::Broken { offset, .. }
+            if rest(offset).is_some_and(|r| r.iter().all(|&x| x == 0 || json::is_ws(x))) =>
+        {
+            // A crashed writer's file padded with NUL bytes: cut off, not corrupt.
+            end = ArrayEnd::Truncated { offset };
+        }
+        ArrayEnd::Truncated { offset } => {
+            // One stray or escaped quote turns every later string inside out: the rest of
+            // the file reads as one unterminated value, as if it were cut off.
+            if let Some(at) = rest(offset).and_then(|r| json::control_in_string(r, 0)) {
+                end = ArrayEnd::Broken {
+                    offset: offset + at as u64,
+                    expected: "a string's closing quote before this control character \
+                               (a line break or tab inside a string is not JSON)",
+                };
+            }
+        }
+        _ => {}
     }
     t.diagnostics
         .add("array elements that are not event objects", walked.odd);
@@ -454,6 +464,38 @@ mod tests {
                 expected: "a trace event object"
             })
         );
+    }
+
+    #[test]
+    fn a_stray_quote_is_broken_json_at_its_line_end_not_a_cut_off_file() {
+        // `"a"b"` in the second event's args: every later string is inside out, and the
+        // rest of the file would read as one unterminated string.
+        let src = "[{\"ph\":\"I\",\"ts\":3},\n{\"ph\":\"I\",\"args\":{\"url\":\"a\"b\"},\"ts\":4},\n{\"ph\":\"I\",\"ts\":5}]\n";
+        let line_end = src.match_indices('\n').nth(1).unwrap().0;
+        let t = scan_str(src).unwrap();
+        assert_eq!(t.events, 1);
+        assert!(
+            matches!(
+                t.end,
+                Some(ArrayEnd::Broken { offset, .. }) if offset == line_end as u64
+            ),
+            "{:?}",
+            t.end
+        );
+        // The same event cut inside its string is a cut-off file.
+        let cut = "[{\"ph\":\"I\",\"ts\":3},\n{\"ph\":\"I\",\"args\":{\"url\":\"ab";
+        let t = scan_str(cut).unwrap();
+        assert_eq!(t.end, Some(ArrayEnd::Truncated { offset: 20 }));
+    }
+
+    #[test]
+    fn control_characters_count_only_inside_strings() {
+        // Line breaks between values are whitespace; an escaped quote keeps the string
+        // open, an escaped backslash does not.
+        assert_eq!(json::control_in_string(b"{\n\"a\":\n1}\n{\"b", 0), None);
+        assert_eq!(json::control_in_string(b"{\"a\":\"x\\\"\n", 0), Some(9));
+        assert_eq!(json::control_in_string(b"{\"a\":\"x\\\\\"\n", 0), None);
+        assert_eq!(json::control_in_string(b"{\"a\":\"x\ty\"}", 0), Some(7));
     }
 
     #[test]

@@ -121,10 +121,8 @@ pub fn scan_blocks(
     let tail = buf;
     let tail_base = base;
     let t = finish_walk(c, total, start as u64, |offset| {
-        offset >= tail_base
-            && tail[(offset - tail_base) as usize..]
-                .iter()
-                .all(|&x| x == 0 || super::json::is_ws(x))
+        let at = offset.checked_sub(tail_base)?;
+        tail.get(at as usize..)
     })
     .map_err(StreamError::Scan)?;
     // Read the stream to its end even after the events: gzip's integrity checks (CRC and
@@ -173,6 +171,30 @@ mod tests {
         assert_eq!(t.events, 1);
         assert!(matches!(t.end, Some(ArrayEnd::Truncated { offset: 65 })));
         assert!(err.is_some());
+    }
+
+    #[test]
+    fn a_stray_quote_stops_a_stream_where_a_whole_file_stops() {
+        // Not read on to the stream's end as one unterminated string: broken at the line
+        // break after the stray quote, for any block size.
+        let text = b"[{\"ph\":\"I\",\"ts\":3},\n{\"ph\":\"I\",\"args\":{\"url\":\"a\"b\"},\"ts\":4},\n{\"ph\":\"I\",\"ts\":5}]\n";
+        let line_end = text
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c == b'\n')
+            .nth(1)
+            .unwrap()
+            .0;
+        for size in [1, 7, 16, 1000] {
+            let (t, err) = scan_blocks(&mut blocks(text, size).into_iter()).unwrap();
+            assert!(err.is_none());
+            assert_eq!(t.events, 1, "block size {size}");
+            assert!(
+                matches!(t.end, Some(ArrayEnd::Broken { offset, .. }) if offset == line_end as u64),
+                "block size {size}: {:?}",
+                t.end
+            );
+        }
     }
 
     #[test]
