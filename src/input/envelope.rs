@@ -59,6 +59,26 @@ pub enum EnvelopeError {
     },
 }
 
+impl EnvelopeError {
+    /// The same error with its offset moved `by` bytes later (for bytes that were
+    /// looked at after `by` bytes of leading whitespace were dropped).
+    pub fn shifted(self, by: usize) -> Self {
+        match self {
+            EnvelopeError::NotJson { byte, offset } => EnvelopeError::NotJson {
+                byte,
+                offset: offset + by,
+            },
+            EnvelopeError::CutOff { offset } => EnvelopeError::CutOff {
+                offset: offset + by,
+            },
+            EnvelopeError::EventsNotArray { offset } => EnvelopeError::EventsNotArray {
+                offset: offset + by,
+            },
+            e => e,
+        }
+    }
+}
+
 /// Detects the envelope of a whole file held in `b`.
 pub fn detect(b: &[u8]) -> Result<Envelope, EnvelopeError> {
     if b.starts_with(&[0xFF, 0xFE]) || b.starts_with(&[0xFE, 0xFF]) {

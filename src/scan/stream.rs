@@ -54,14 +54,21 @@ pub fn scan_blocks(
             false
         }
     };
-    // The envelope: read until it is known.
+    // The envelope: read until it is known. Whitespace before it is not kept (a stream
+    // of a gigabyte of spaces would otherwise be held whole); `skipped` bytes of it.
     let mut buf: Vec<u8> = Vec::new();
+    let mut skipped = 0usize;
     let mut more = true;
     let (start, ndjson) = loop {
         match envelope::detect(&buf) {
             Ok(Envelope::Events { start, .. }) => break (start, super::is_ndjson(&buf, start)),
             Ok(Envelope::OtherObject { keys }) => return Err(StreamError::OtherObject(keys, buf)),
-            Err(EnvelopeError::Empty | EnvelopeError::CutOff { .. }) if more => {
+            Err(EnvelopeError::Empty) if more => {
+                skipped += buf.len();
+                buf.clear();
+                more = next(&mut buf, &mut stream_error);
+            }
+            Err(EnvelopeError::CutOff { .. }) if more => {
                 // Read until the buffer doubles before looking again: a large leading
                 // object (DevTools writes `metadata` first) costs O(n), not O(n²).
                 let target = (buf.len() * 2).max(1);
@@ -72,7 +79,7 @@ pub fn scan_blocks(
             Err(e) => {
                 return Err(match stream_error {
                     Some(io) => StreamError::Broken(io),
-                    None => StreamError::Envelope(e),
+                    None => StreamError::Envelope(e.shifted(skipped)),
                 });
             }
         }
@@ -83,7 +90,7 @@ pub fn scan_blocks(
         events: 0,
         odd: 0,
     };
-    let mut base = 0u64; // offset of buf[0] in the stream
+    let mut base = skipped as u64; // offset of buf[0] in the stream
     let mut pos = start;
     loop {
         let walked = walk_at(&buf, base, pos, usize::MAX, ndjson && !more, &mut |ev| {
@@ -120,7 +127,7 @@ pub fn scan_blocks(
     }
     let tail = buf;
     let tail_base = base;
-    let t = finish_walk(c, total, start as u64, |offset| {
+    let t = finish_walk(c, total, (skipped + start) as u64, |offset| {
         let at = offset.checked_sub(tail_base)?;
         tail.get(at as usize..)
     })
@@ -195,6 +202,34 @@ mod tests {
                 t.end
             );
         }
+    }
+
+    #[test]
+    fn whitespace_before_the_envelope_is_dropped_with_offsets_kept() {
+        let pad = " \n".repeat(500);
+        let text = format!(
+            "{pad}[{{\"ph\":\"X\",\"name\":\"RunTask\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":60000}},{{\"ph\":\"X\",\"na"
+        );
+        let (t, _) = scan_blocks(&mut blocks(text.as_bytes(), 7).into_iter()).unwrap();
+        assert_eq!(t.events, 1);
+        // The cut event starts 1,000 bytes of whitespace + 65 bytes in, as read whole.
+        assert!(
+            matches!(t.end, Some(ArrayEnd::Truncated { offset: 1065 })),
+            "{:?}",
+            t.end
+        );
+        let bad = format!("{pad}x");
+        assert!(matches!(
+            scan_blocks(&mut blocks(bad.as_bytes(), 7).into_iter()),
+            Err(StreamError::Envelope(EnvelopeError::NotJson {
+                byte: b'x',
+                offset: 1000
+            }))
+        ));
+        assert!(matches!(
+            scan_blocks(&mut blocks(pad.as_bytes(), 7).into_iter()),
+            Err(StreamError::Envelope(EnvelopeError::Empty))
+        ));
     }
 
     #[test]
