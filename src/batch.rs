@@ -113,6 +113,11 @@ pub fn process_sparing(
             let n = blocks.compressed_len();
             (analyze_stream_sparing(&name, blocks, s, spare), n)
         }
+        input::Source::Stream(blocks) => {
+            let read = blocks.bytes_read();
+            let result = analyze_stream_sparing(&name, blocks, s, spare);
+            (result, read.load(std::sync::atomic::Ordering::Relaxed))
+        }
     };
     let mut rep = result.map_err(|e| match e {
         AnalyzeError::NotATrace(reason) => Error::NotATrace { path, reason },

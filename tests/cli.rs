@@ -146,6 +146,28 @@ fn output_file_and_stdin() {
         written.lines().nth(1).unwrap().split_once(',').unwrap().1
     );
     assert!(piped.lines().nth(1).unwrap().starts_with("-,"));
+    // Plain JSON through standard input (read as a stream in blocks): the same rows.
+    let mut plain = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&std::fs::read(M86).unwrap()[..]),
+        &mut plain,
+    )
+    .unwrap();
+    let piped = taskchain()
+        .args(["-", "-q"])
+        .write_stdin(plain)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let strip = |csv: &str| -> Vec<String> {
+        csv.lines()
+            .skip(1)
+            .map(|l| l.split_once(',').unwrap().1.to_string())
+            .collect()
+    };
+    assert_eq!(strip(&String::from_utf8(piped).unwrap()), strip(&written));
 }
 
 #[test]

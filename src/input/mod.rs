@@ -1,9 +1,10 @@
 //! Input: a path (or `-` for standard input) → the bytes of one trace file.
 //!
-//! Plain files are memory-mapped read-only and never copied; pipes and FIFOs are read
-//! whole. Gzip is detected by its magic bytes `1f 8b` (not by the file name) and streamed
-//! through a multi-member decoder on its own thread (concatenated members are one legal
-//! stream). [`envelope`] then says where the trace events start.
+//! Plain files are memory-mapped read-only and never copied; standard input, pipes and
+//! FIFOs are read in blocks as a stream (never held whole: `zstd -dc x.zst | taskchain -`
+//! holds what a `.gz` would). Gzip is detected by its magic bytes `1f 8b` (not by the file
+//! name) and streamed through a multi-member decoder on its own thread (concatenated
+//! members are one legal stream). [`envelope`] then says where the trace events start.
 
 pub mod envelope;
 pub mod paths;
@@ -47,7 +48,7 @@ impl InputPath {
 pub enum TraceBytes {
     /// A read-only map of a plain file.
     Mapped(memmap2::Mmap),
-    /// Decoded gzip, standard input, or an empty file.
+    /// Gzip read from a pipe (compressed), or an empty file.
     Owned(Vec<u8>),
 }
 
@@ -66,26 +67,116 @@ pub fn is_gzip(b: &[u8]) -> bool {
     b.starts_with(&[0x1f, 0x8b])
 }
 
-/// An input ready to scan: whole bytes, or a gzip stream decoded block by block.
+/// An input ready to scan: whole bytes, or a stream read block by block.
 pub enum Source {
-    /// The whole content (a mapped plain file, or standard input).
+    /// The whole content of a plain file, mapped.
     Whole(TraceBytes),
     /// A gzip stream, decoded on its own thread.
     Gzip(GzBlocks),
+    /// Plain JSON from standard input or a pipe.
+    Stream(ReadBlocks),
 }
 
 /// Opens one input: plain files are mapped, gzip (by its magic bytes) is streamed through
-/// a decoder thread, so a 1 GB `.json.gz` never sits inflated in memory.
-/// `progress` counts the compressed bytes the gzip decoder has consumed.
+/// a decoder thread, so a 1 GB `.json.gz` never sits inflated in memory, and plain JSON
+/// from standard input or a pipe is read in blocks. `progress` counts the compressed bytes
+/// the gzip decoder has consumed, or the bytes read from a pipe.
 pub fn open(
     input: &InputPath,
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 ) -> Result<Source> {
-    let raw = read_raw(input)?;
-    if is_gzip(&raw) {
-        Ok(Source::Gzip(GzBlocks::spawn(raw, progress)))
+    let (path, file) = match input {
+        InputPath::Stdin => return stream(Box::new(std::io::stdin()), input, progress),
+        InputPath::File(path) | InputPath::Found(path) => (path, File::open(path)),
+    };
+    let io = |source| Error::Io {
+        path: path.clone(),
+        source,
+    };
+    let file = file.map_err(io)?;
+    let meta = file.metadata().map_err(io)?;
+    if !meta.is_file() {
+        return stream(Box::new(file), input, progress);
+    }
+    if meta.len() == 0 {
+        return Ok(Source::Whole(TraceBytes::Owned(Vec::new())));
+    }
+    // SAFETY: the map is read-only; a file truncated by another process while we read it
+    // can still fault (SIGBUS), as for every mmap-based reader.
+    let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    if is_gzip(&map) {
+        Ok(Source::Gzip(GzBlocks::spawn(
+            TraceBytes::Mapped(map),
+            progress,
+        )))
     } else {
-        Ok(Source::Whole(raw))
+        Ok(Source::Whole(TraceBytes::Mapped(map)))
+    }
+}
+
+/// A stream that cannot be mapped: its first block tells gzip (read whole, compressed,
+/// then decoded as a stream) from plain JSON (read on in blocks).
+fn stream(
+    mut reader: Box<dyn Read + Send>,
+    input: &InputPath,
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+) -> Result<Source> {
+    let io = |source| Error::Io {
+        path: input.path(),
+        source,
+    };
+    let mut first = Vec::new();
+    (&mut reader)
+        .take(GZ_BLOCK as u64)
+        .read_to_end(&mut first)
+        .map_err(io)?;
+    if is_gzip(&first) {
+        reader.read_to_end(&mut first).map_err(io)?;
+        return Ok(Source::Gzip(GzBlocks::spawn(
+            TraceBytes::Owned(first),
+            progress,
+        )));
+    }
+    Ok(Source::Stream(ReadBlocks {
+        reader,
+        first: Some(first),
+        read: Default::default(),
+        progress,
+    }))
+}
+
+/// Plain JSON read from a pipe in blocks of 4 MB (the first one already read, to tell it
+/// from gzip).
+pub struct ReadBlocks {
+    reader: Box<dyn Read + Send>,
+    first: Option<Vec<u8>>,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+}
+
+impl ReadBlocks {
+    /// The count of bytes read so far, shared: it goes on counting after the blocks are
+    /// handed to the scan.
+    pub fn bytes_read(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+        self.read.clone()
+    }
+}
+
+impl crate::scan::stream::BlockSource for ReadBlocks {
+    fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+        let n = match self.first.take() {
+            Some(first) => {
+                buf.extend_from_slice(&first);
+                first.len()
+            }
+            None => (&mut self.reader).take(GZ_BLOCK as u64).read_to_end(buf)?,
+        };
+        for counter in std::iter::once(&self.read).chain(&self.progress) {
+            counter.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(n > 0)
     }
 }
 
@@ -182,45 +273,6 @@ impl crate::scan::stream::BlockSource for GzBlocks {
     }
 }
 
-/// The bytes of an input as stored (mapped when it is a regular file).
-fn read_raw(input: &InputPath) -> Result<TraceBytes> {
-    match input {
-        InputPath::Stdin => {
-            let mut v = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut v)
-                .map_err(|source| Error::Io {
-                    path: input.path(),
-                    source,
-                })?;
-            Ok(TraceBytes::Owned(v))
-        }
-        InputPath::File(path) | InputPath::Found(path) => {
-            let io = |source| Error::Io {
-                path: path.clone(),
-                source,
-            };
-            let mut file = File::open(path).map_err(io)?;
-            let meta = file.metadata().map_err(io)?;
-            if !meta.is_file() {
-                let mut v = Vec::new();
-                file.read_to_end(&mut v).map_err(io)?;
-                return Ok(TraceBytes::Owned(v));
-            }
-            if meta.len() == 0 {
-                return Ok(TraceBytes::Owned(Vec::new()));
-            }
-            // SAFETY: the map is read-only; a file truncated by another process while we
-            // read it can still fault (SIGBUS), as for every mmap-based reader.
-            let map = unsafe { memmap2::Mmap::map(&file) }.map_err(io)?;
-            #[cfg(unix)]
-            let _ = map.advise(memmap2::Advice::Sequential);
-            Ok(TraceBytes::Mapped(map))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,6 +292,42 @@ mod tests {
                 Err(_) => return (out, true),
             }
         }
+    }
+
+    #[test]
+    fn a_pipe_is_read_in_blocks_and_counted() {
+        use crate::scan::stream::BlockSource;
+        // Three blocks' worth and a bit: the first (read to tell it from gzip), two more,
+        // the rest, then the end.
+        let data: Vec<u8> = (0..3 * GZ_BLOCK + 10).map(|i| (i % 251) as u8).collect();
+        let Source::Stream(mut blocks) = stream(
+            Box::new(std::io::Cursor::new(data.clone())),
+            &InputPath::Stdin,
+            None,
+        )
+        .unwrap() else {
+            panic!("not a plain stream")
+        };
+        let read = blocks.bytes_read();
+        let (mut out, mut appends) = (Vec::new(), 0);
+        while blocks.append_to(&mut out).unwrap() {
+            appends += 1;
+            assert_eq!(out.len(), (appends * GZ_BLOCK).min(data.len()));
+        }
+        assert_eq!(appends, 4);
+        assert_eq!(out, data);
+        assert_eq!(
+            read.load(std::sync::atomic::Ordering::Relaxed),
+            data.len() as u64
+        );
+        // Gzip on a pipe is told by its first bytes.
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(b"[]").unwrap();
+        let gz = e.finish().unwrap();
+        assert!(matches!(
+            stream(Box::new(std::io::Cursor::new(gz)), &InputPath::Stdin, None).unwrap(),
+            Source::Gzip(_)
+        ));
     }
 
     #[test]
