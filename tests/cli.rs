@@ -131,16 +131,15 @@ fn output_file_and_stdin() {
     let written = std::fs::read_to_string(&out).unwrap();
     assert_eq!(written.lines().count(), 6);
     // The same trace through standard input (gzip detected by its magic bytes).
-    let stdin = std::fs::read(M86).unwrap();
-    let piped = taskchain()
-        .args(["-", "-q"])
-        .write_stdin(stdin)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let piped = String::from_utf8(piped).unwrap();
+    let pipe = |stdin: Vec<u8>| {
+        let out = taskchain()
+            .args(["-", "-q"])
+            .write_stdin(stdin)
+            .assert()
+            .success();
+        String::from_utf8(out.get_output().stdout.clone()).unwrap()
+    };
+    let piped = pipe(std::fs::read(M86).unwrap());
     assert_eq!(
         piped.lines().nth(1).unwrap().split_once(',').unwrap().1,
         written.lines().nth(1).unwrap().split_once(',').unwrap().1
@@ -153,21 +152,13 @@ fn output_file_and_stdin() {
         &mut plain,
     )
     .unwrap();
-    let piped = taskchain()
-        .args(["-", "-q"])
-        .write_stdin(plain)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
     let strip = |csv: &str| -> Vec<String> {
         csv.lines()
             .skip(1)
             .map(|l| l.split_once(',').unwrap().1.to_string())
             .collect()
     };
-    assert_eq!(strip(&String::from_utf8(piped).unwrap()), strip(&written));
+    assert_eq!(strip(&pipe(plain)), strip(&written));
 }
 
 #[test]
