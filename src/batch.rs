@@ -22,8 +22,9 @@ use crate::input::{self, InputPath};
 use crate::report::aggregate::{AggregateBy, Aggregator};
 use crate::report::folded::Folded;
 use crate::report::markdown::{FileLine, MarkdownReport};
+use crate::report::parquet::TaskParquet;
 use crate::report::summary::SummaryWriter;
-use crate::report::{FileError, Format, ReportRow, csv::CsvWriter, json};
+use crate::report::{FileError, Format, ReportRow, TableFormat, csv::CsvWriter, json};
 use crate::{
     AnalyzeError, Config, FileReport, Settings, Spare, analyze_bytes_sparing,
     analyze_stream_sparing,
@@ -31,6 +32,8 @@ use crate::{
 
 /// What became of one input.
 #[derive(Debug)]
+// One per input file, moved once: boxing the report would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 pub enum FileOutcome {
     /// Read and analysed.
     Done(FileReport),
@@ -47,6 +50,8 @@ pub struct BatchSummary {
     pub files: usize,
     /// Inputs that failed (or were read only in part).
     pub failed: usize,
+    /// Of them, failed for a reason a retry may fix ([`crate::error::io_retryable`]).
+    pub retryable: usize,
     /// Inputs skipped (found by folder search, not traces).
     pub skipped: usize,
     /// Long tasks found.
@@ -75,6 +80,9 @@ impl BatchSummary {
             plural(self.warnings, "warning", "warnings"),
             self.failed,
         );
+        if self.retryable > 0 {
+            s += &format!(" ({} may succeed on a retry)", self.retryable);
+        }
         if self.skipped > 0 {
             s += &format!(", {} skipped (not traces)", self.skipped);
         }
@@ -102,21 +110,27 @@ pub fn process_sparing(
 ) -> Result<FileReport, Error> {
     let path = inp.path();
     let name = inp.display_name();
-    let (result, bytes) = match input::open(inp, s.progress.clone())? {
+    let (result, bytes, trace_id) = match input::open(inp, s.progress.clone())? {
         input::Source::Whole(bytes) => {
             let n = bytes.len() as u64;
+            let id = input::identity::trace_id(&bytes);
             let result = analyze_bytes_sparing(&name, &bytes, s, spare);
             spare.keep(bytes);
-            (result, n)
+            (result, n, Some(id))
         }
         input::Source::Gzip(blocks) => {
             let n = blocks.compressed_len();
-            (analyze_stream_sparing(&name, blocks, s, spare), n)
+            let id = blocks.trace_id().to_string();
+            (analyze_stream_sparing(&name, blocks, s, spare), n, Some(id))
         }
         input::Source::Stream(blocks) => {
             let read = blocks.bytes_read();
             let result = analyze_stream_sparing(&name, blocks, s, spare);
-            (result, read.load(std::sync::atomic::Ordering::Relaxed))
+            (
+                result,
+                read.load(std::sync::atomic::Ordering::Relaxed),
+                None,
+            )
         }
     };
     let mut rep = result.map_err(|e| match e {
@@ -134,6 +148,10 @@ pub fn process_sparing(
         },
     })?;
     rep.stats.bytes = bytes;
+    for r in &mut rep.rows {
+        r.trace_id.clone_from(&trace_id);
+    }
+    rep.trace_id = trace_id;
     Ok(rep)
 }
 
@@ -149,11 +167,13 @@ fn outcome(inp: &InputPath, settings: &Settings, spare: &mut Spare) -> FileOutco
             FileOutcome::Skipped(FileError {
                 file,
                 error: e.to_string(),
+                retryable: false,
             })
         }
         Ok(Err(e)) => FileOutcome::Failed(FileError {
             file,
             error: e.to_string(),
+            retryable: e.is_retryable(),
         }),
         Err(panic) => {
             let what = panic
@@ -164,6 +184,7 @@ fn outcome(inp: &InputPath, settings: &Settings, spare: &mut Spare) -> FileOutco
             FileOutcome::Failed(FileError {
                 error: format!("{file}: internal error ({what}); please report it with the file"),
                 file,
+                retryable: false,
             })
         }
     }
@@ -205,6 +226,7 @@ pub fn for_each_outcome(
                         Err(e) => FileOutcome::Failed(FileError {
                             file: e.path().display().to_string(),
                             error: e.to_string(),
+                            retryable: e.is_retryable(),
                         }),
                         Ok(inp) => {
                             let counter = std::sync::Arc::new(AtomicU64::new(0));
@@ -347,6 +369,9 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
             .flatten()
             .map(|p| Ok(InputPath::File(p.to_path_buf()))),
     );
+    for dir in &cfg.output_dirs {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
     check_outputs(
         &[
             ("-o", Some(cfg.output.as_deref().unwrap_or(Path::new("-")))),
@@ -359,6 +384,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         &read,
     )?;
     let mut report_file = OutFile::open(cfg.output.as_deref())?;
+    let report_error = format!("cannot write the report ({})", report_file.name());
     let open = |p: &Option<PathBuf>| p.as_deref().map(|p| OutFile::open(Some(p))).transpose();
     let (mut summary_file, aggregate_file, folded_file, flame_file, markdown_file) = (
         open(&o.summary)?,
@@ -367,6 +393,10 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         open(&o.flamegraph)?,
         open(&o.markdown)?,
     );
+    let summary_error = summary_file
+        .as_ref()
+        .map(|f| format!("cannot write {}", f.name()))
+        .unwrap_or_default();
 
     let mut aggregate = aggregate_file
         .as_ref()
@@ -381,7 +411,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         // Writers borrow their files until the end of this block.
         let mut report = ReportWriter::new(cfg.format, report_file.writer())?;
         let mut summary = match &mut summary_file {
-            Some(f) => Some(SummaryWriter::new(f.writer())?),
+            Some(f) => Some(SummaryWriter::new(f.writer(), o.summary_format)?),
             None => None,
         };
 
@@ -395,6 +425,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                         let e = FileError {
                             file: rep.file.clone(),
                             error: format!("{}: {b}", rep.file),
+                            retryable: false,
                         };
                         report.error(&e)?;
                         if let Some(m) = &mut md {
@@ -413,7 +444,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                         .filter(|r| r.status == ChainStatus::Ok)
                         .count();
                     for r in &rep.rows {
-                        report.row(r).context("cannot write the report")?;
+                        report.row(r).with_context(|| report_error.clone())?;
                         if let Some(a) = &mut aggregate {
                             a.add(r);
                         }
@@ -421,8 +452,9 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                             a.add(r);
                         }
                     }
+                    report.end_file().with_context(|| report_error.clone())?;
                     if let Some(w) = &mut summary {
-                        w.file(&rep)?;
+                        w.file(&rep).with_context(|| summary_error.clone())?;
                     }
                     if let Some(f) = &mut folded {
                         f.add(&rep.stacks);
@@ -445,9 +477,11 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                 }
                 FileOutcome::Failed(e) => {
                     s.failed += 1;
+                    s.retryable += e.retryable as usize;
                     report.error(&e)?;
                     if let Some(w) = &mut summary {
-                        w.failed(&e.file, "error", e.reason())?;
+                        w.failed(&e.file, "error", e.reason())
+                            .with_context(|| summary_error.clone())?;
                     }
                     if let Some(m) = &mut md {
                         m.failed.push(e.error);
@@ -456,16 +490,19 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                 FileOutcome::Skipped(e) => {
                     s.skipped += 1;
                     if let Some(w) = &mut summary {
-                        w.failed(&e.file, "skipped", e.reason())?;
+                        w.failed(&e.file, "skipped", e.reason())
+                            .with_context(|| summary_error.clone())?;
                     }
                 }
             }
             Ok(())
         })?;
 
-        report.finish().context("cannot write the report")?;
+        report.finish().with_context(|| report_error.clone())?;
         if let Some(w) = summary {
-            w.finish()?.flush()?;
+            w.finish()
+                .and_then(|mut w| w.flush())
+                .with_context(|| summary_error.clone())?;
         }
     }
     report_file.commit()?;
@@ -473,7 +510,13 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         f.commit()?;
     }
     if let (Some(a), Some(f)) = (&mut aggregate, aggregate_file) {
-        f.fill(|w| a.write(w))?;
+        match o.aggregate_format {
+            TableFormat::Csv => f.fill(|w| a.write(w))?,
+            TableFormat::Parquet => {
+                let rows = a.rows();
+                f.fill(|w| crate::report::parquet::write_aggregate(w, a.by(), &rows))?
+            }
+        }
     }
     if let Some(fo) = &folded {
         if let Some(f) = folded_file {
@@ -518,6 +561,7 @@ pub fn analyze_all(
                     res.errors.push(FileError {
                         file: rep.file.clone(),
                         error: format!("{}: {b}", rep.file),
+                        retryable: false,
                     });
                 }
                 res.summary.long_tasks += rep.long_tasks;
@@ -531,6 +575,7 @@ pub fn analyze_all(
             }
             FileOutcome::Failed(e) => {
                 res.summary.failed += 1;
+                res.summary.retryable += e.retryable as usize;
                 res.errors.push(e);
             }
             FileOutcome::Skipped(_) => res.summary.skipped += 1,
@@ -581,6 +626,8 @@ pub enum ReportWriter<'a> {
     ),
     /// One object per line; errors kept for the end.
     Ndjson(BufWriter<Box<dyn Write + 'a>>, Vec<FileError>),
+    /// Parquet: a batch per input file.
+    Parquet(Box<TaskParquet<BufWriter<Box<dyn Write + 'a>>>>),
 }
 
 impl<'a> ReportWriter<'a> {
@@ -591,6 +638,7 @@ impl<'a> ReportWriter<'a> {
             Format::Csv => ReportWriter::Csv(Box::new(CsvWriter::new(out)?)),
             Format::Json => ReportWriter::Json(json::JsonWriter::new(out)?, Vec::new()),
             Format::Ndjson => ReportWriter::Ndjson(out, Vec::new()),
+            Format::Parquet => ReportWriter::Parquet(Box::new(TaskParquet::new(out)?)),
         })
     }
 
@@ -600,13 +648,23 @@ impl<'a> ReportWriter<'a> {
             ReportWriter::Csv(w) => w.row(r),
             ReportWriter::Json(w, _) => w.task(r),
             ReportWriter::Ndjson(w, _) => json::write_task_line(w, r),
+            ReportWriter::Parquet(w) => w.row(r),
         }
     }
 
-    /// Notes a failed file (CSV has no place for it: stderr tells).
+    /// Ends one input file's rows (Parquet writes them as one batch).
+    pub fn end_file(&mut self) -> std::io::Result<()> {
+        match self {
+            ReportWriter::Parquet(w) => w.end_file(),
+            _ => Ok(()),
+        }
+    }
+
+    /// Notes a failed file (CSV and Parquet have no place for it: stderr and the summary
+    /// tell).
     pub fn error(&mut self, e: &FileError) -> std::io::Result<()> {
         match self {
-            ReportWriter::Csv(_) => {}
+            ReportWriter::Csv(_) | ReportWriter::Parquet(_) => {}
             ReportWriter::Json(_, errors) | ReportWriter::Ndjson(_, errors) => {
                 errors.push(e.clone())
             }
@@ -618,6 +676,7 @@ impl<'a> ReportWriter<'a> {
     pub fn finish(self) -> std::io::Result<()> {
         match self {
             ReportWriter::Csv(w) => w.finish()?.flush(),
+            ReportWriter::Parquet(w) => w.finish()?.flush(),
             ReportWriter::Json(w, errors) => w.finish(&errors)?.flush(),
             ReportWriter::Ndjson(mut w, errors) => {
                 for e in &errors {
@@ -677,8 +736,10 @@ impl OutFile {
                     .prefix(".taskchain-")
                     .permissions(mode)
                     .tempfile_in(dir)
+                    // The error without the temporary file's name, kept as a source so
+                    // that the exit code can tell a full disk from a missing folder.
                     .map_err(|e| {
-                        anyhow::anyhow!("{}: {}", cannot(), std::io::Error::from(e.kind()))
+                        anyhow::Error::new(std::io::Error::from(e.kind())).context(cannot())
                     })?;
                 pending_temp_files(|t| t.push(tmp.path().to_path_buf()));
                 Ok(OutFile::Atomic(tmp, target))
@@ -724,8 +785,9 @@ impl OutFile {
             OutFile::Atomic(tmp, p) => {
                 let at = tmp.path().to_path_buf();
                 pending_temp_files(|t| t.retain(|x| *x != at));
-                tmp.persist(&p)
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {}", p.display(), e.error))?;
+                tmp.persist(&p).map_err(|e| {
+                    anyhow::Error::new(e.error).context(format!("cannot write {}", p.display()))
+                })?;
                 Ok(())
             }
         }
@@ -747,7 +809,7 @@ pub fn remove_on_interrupt() {
                 let _ = std::fs::remove_file(p);
             }
         });
-        std::process::exit(130);
+        std::process::exit(crate::exit::INTERRUPTED.into());
     });
 }
 

@@ -1,15 +1,16 @@
 //! Command line: clap's `Cli` (flags only) → the validated [`Config`] (or a
 //! [`CompareConfig`] for `taskchain compare`).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
 use crate::chain::{ChainConfig, LowConfidencePolicy, Method};
 use crate::gate::Budget;
-use crate::report::Format;
 use crate::report::aggregate::AggregateBy;
 use crate::report::folded::FoldedWeight;
+use crate::report::{Format, TableFormat, is_parquet_name};
 use crate::tasks::Scope;
 use crate::time::TimeDelta;
 use crate::{Config, Outputs, Settings};
@@ -54,20 +55,34 @@ pub struct Cli {
     pub files_from: Option<PathBuf>,
     /// Take only share I of N of the sorted inputs (1-based; files I, I+N, I+2N, …), so
     /// N machines split one corpus with no overlap and no gap.
-    #[arg(long, value_name = "I/N")]
+    #[arg(long, value_name = "I/N", conflicts_with = "shard_from_env")]
     pub shard: Option<String>,
-    /// Write the report here instead of standard output (`-` = standard output).
+    /// Take share I+1 of N, I being the 0-based `JOB_COMPLETION_INDEX` of a Kubernetes
+    /// Indexed Job (or of any launcher that sets it).
+    #[arg(long, value_name = "N")]
+    pub shard_from_env: Option<usize>,
+    /// Write the report here instead of standard output (`-` = standard output). In every
+    /// output path `{shard}` and `{shards}` stand for I and N of the shard (the folders
+    /// they name are created).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Report format.
-    #[arg(long, value_enum, default_value_t = Format::Csv)]
-    pub format: Format,
-    /// Write one CSV row per input file (status, tasks, blocking time, profiles, …).
+    /// Report format [default: csv, or parquet when -o names a .parquet file].
+    #[arg(long, value_enum)]
+    pub format: Option<Format>,
+    /// Write one row per input file (status, tasks, blocking time, profiles, …): CSV, or
+    /// Parquet for a .parquet name.
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
-    /// Write one CSV row per distinct call chain (or script URL) over every task and file.
+    /// Format of --summary [default: by its extension].
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "summary")]
+    pub summary_format: Option<TableFormat>,
+    /// Write one row per distinct call chain (or script URL) over every task and file: CSV,
+    /// or Parquet for a .parquet name.
     #[arg(long, value_name = "FILE")]
     pub aggregate: Option<PathBuf>,
+    /// Format of --aggregate [default: by its extension].
+    #[arg(long, value_enum, value_name = "FORMAT", requires = "aggregate")]
+    pub aggregate_format: Option<TableFormat>,
     /// What --aggregate groups by.
     #[arg(long, value_enum, value_name = "KEY", default_value_t = AggregateBy::Chain, requires = "aggregate")]
     pub aggregate_by: AggregateBy,
@@ -234,6 +249,48 @@ impl Common {
     }
 }
 
+/// `--shard-from-env N`: `JOB_COMPLETION_INDEX` (0-based, as Kubernetes sets it) → I/N.
+fn shard_from_env(n: usize, index: Option<&str>) -> Result<(usize, usize), String> {
+    let Some(index) = index else {
+        return Err("--shard-from-env: JOB_COMPLETION_INDEX is not set (Kubernetes sets it in the pods of an Indexed Job)".into());
+    };
+    match index.trim().parse::<usize>() {
+        Ok(i) if n > 0 && i < n => Ok((i + 1, n)),
+        _ => Err(format!(
+            "--shard-from-env {n}: JOB_COMPLETION_INDEX must be 0 to {} (0-based), got {index:?}",
+            n.saturating_sub(1)
+        )),
+    }
+}
+
+/// Replaces `{shard}` and `{shards}` in an output path by I and N; an error when the path
+/// has them and there is no shard.
+fn expand_shard(
+    flag: &str,
+    path: Option<PathBuf>,
+    shard: Option<(usize, usize)>,
+    made: &mut Vec<PathBuf>,
+) -> Result<Option<PathBuf>, String> {
+    let Some(path) = path else { return Ok(None) };
+    let text = path.to_string_lossy();
+    if !text.contains("{shard}") && !text.contains("{shards}") {
+        return Ok(Some(path));
+    }
+    let Some((i, n)) = shard else {
+        return Err(format!(
+            "{flag} {text} has {{shard}} or {{shards}}: give --shard I/N or --shard-from-env N"
+        ));
+    };
+    let p = PathBuf::from(
+        text.replace("{shards}", &n.to_string())
+            .replace("{shard}", &i.to_string()),
+    );
+    if let Some(dir) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
+        made.push(dir.to_path_buf());
+    }
+    Ok(Some(p))
+}
+
 /// Parses `I/N` (1 ≤ I ≤ N).
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     let bad = || format!("--shard wants I/N with 1 ≤ I ≤ N (such as 2/8), got {s:?}");
@@ -292,25 +349,59 @@ impl Cli {
             .iter()
             .map(|b| b.parse::<Budget>())
             .collect::<Result<Vec<_>, _>>()?;
-        settings.chain.collect_stacks = self.folded.is_some() || self.flamegraph.is_some();
+        let shard = match self.shard_from_env {
+            Some(n) => Some(shard_from_env(
+                n,
+                std::env::var("JOB_COMPLETION_INDEX").ok().as_deref(),
+            )?),
+            None => self.shard.as_deref().map(parse_shard).transpose()?,
+        };
+        let mut output_dirs = Vec::new();
+        let mut expand = |flag, p| expand_shard(flag, p, shard, &mut output_dirs);
+        let output = expand("-o", self.output)?;
+        let summary = expand("--summary", self.summary)?;
+        let aggregate = expand("--aggregate", self.aggregate)?;
+        let folded = expand("--folded", self.folded)?;
+        let flamegraph = expand("--flamegraph", self.flamegraph)?;
+        let markdown = expand("--markdown", self.markdown)?;
+        settings.chain.collect_stacks = folded.is_some() || flamegraph.is_some();
+        let format = self.format.unwrap_or(match &output {
+            Some(p) if is_parquet_name(p) => Format::Parquet,
+            _ => Format::Csv,
+        });
+        let to_terminal = |p: Option<&std::path::Path>| {
+            p.is_none_or(|p| p.as_os_str() == "-") && std::io::stdout().is_terminal()
+        };
+        if format == Format::Parquet && to_terminal(output.as_deref()) {
+            return Err(
+                "--format parquet writes binary: give -o FILE or redirect standard output".into(),
+            );
+        }
+        let table_format = |p: &Option<PathBuf>, given| {
+            p.as_deref()
+                .map_or(TableFormat::Csv, |p| TableFormat::for_path(p, given))
+        };
         Ok(Job::Report(Box::new(Config {
             paths: self.paths,
             files_from: self.files_from,
-            shard: self.shard.as_deref().map(parse_shard).transpose()?,
+            shard,
+            output_dirs,
             tasks_file: self.common.tasks,
-            output: self.output,
-            format: self.format,
+            output,
+            format,
             jobs,
             quiet: self.common.quiet,
             analysis: settings,
             outputs: Outputs {
-                summary: self.summary,
-                aggregate: self.aggregate,
+                summary_format: table_format(&summary, self.summary_format),
+                summary,
+                aggregate_format: table_format(&aggregate, self.aggregate_format),
+                aggregate,
                 aggregate_by: self.aggregate_by,
-                folded: self.folded,
+                folded,
                 folded_weight: self.folded_weight,
-                flamegraph: self.flamegraph,
-                markdown: self.markdown,
+                flamegraph,
+                markdown,
             },
             budgets,
         })))
@@ -327,6 +418,42 @@ mod tests {
         assert!(parse_shard("0/8").is_err());
         assert!(parse_shard("9/8").is_err());
         assert!(parse_shard("x").is_err());
+    }
+
+    #[test]
+    fn job_completion_index_is_zero_based() {
+        assert_eq!(shard_from_env(4, Some("0")), Ok((1, 4)));
+        assert_eq!(shard_from_env(4, Some("3")), Ok((4, 4)));
+        assert!(shard_from_env(4, Some("4")).is_err());
+        assert!(shard_from_env(4, Some("-1")).is_err());
+        assert!(shard_from_env(0, Some("0")).is_err());
+        assert!(
+            shard_from_env(4, None)
+                .unwrap_err()
+                .contains("JOB_COMPLETION_INDEX")
+        );
+    }
+
+    #[test]
+    fn shard_placeholders_expand_in_output_paths() {
+        let mut dirs = Vec::new();
+        let p = expand_shard(
+            "-o",
+            Some("out/shard={shard}/of-{shards}.parquet".into()),
+            Some((3, 8)),
+            &mut dirs,
+        );
+        assert_eq!(p, Ok(Some(PathBuf::from("out/shard=3/of-8.parquet"))));
+        assert_eq!(dirs, [PathBuf::from("out/shard=3")]);
+        let plain = expand_shard("-o", Some("a.csv".into()), None, &mut dirs);
+        assert_eq!(plain, Ok(Some(PathBuf::from("a.csv"))));
+        assert_eq!(
+            dirs.len(),
+            1,
+            "no folder is made for a path without placeholders"
+        );
+        let err = expand_shard("--summary", Some("s-{shard}.csv".into()), None, &mut dirs);
+        assert!(err.unwrap_err().contains("--shard"));
     }
 
     #[test]

@@ -85,5 +85,85 @@ impl Error {
     }
 }
 
+impl Error {
+    /// True when running again may succeed: an I/O error that says nothing about the
+    /// input itself (see [`io_retryable`]). A missing or unreadable file, bad gzip or
+    /// bad JSON stays bad.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Error::Io { source, .. } => io_retryable(source),
+            _ => false,
+        }
+    }
+}
+
+/// True for I/O errors a retry may fix: the device or network failed (`EIO`, a stale NFS
+/// handle, a timeout, a reset connection), resources ran out (no space, quota, memory,
+/// open files) or the call was interrupted. Not: a missing file, no permission, a folder
+/// where a file was wanted, bad data.
+pub fn io_retryable(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind as K;
+    /// `EIO`, `ENFILE`, `EMFILE` (the same numbers on Linux and macOS).
+    const RETRYABLE_ERRNO: [i32; 3] = [5, 23, 24];
+    matches!(
+        e.kind(),
+        K::Interrupted
+            | K::TimedOut
+            | K::WouldBlock
+            | K::ResourceBusy
+            | K::StaleNetworkFileHandle
+            | K::StorageFull
+            | K::QuotaExceeded
+            | K::OutOfMemory
+            | K::ConnectionReset
+            | K::ConnectionAborted
+            | K::NotConnected
+            | K::NetworkDown
+            | K::NetworkUnreachable
+            | K::HostUnreachable
+    ) || e
+        .raw_os_error()
+        .is_some_and(|n| RETRYABLE_ERRNO.contains(&n))
+}
+
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error as IoError, ErrorKind};
+
+    fn io(e: IoError) -> Error {
+        Error::Io {
+            path: "x.json".into(),
+            source: e,
+        }
+    }
+
+    #[test]
+    fn device_and_resource_failures_are_retryable_missing_files_are_not() {
+        // Linux errno values: EIO 5, ENOSPC 28, EDQUOT 122, ESTALE 116, EMFILE 24.
+        for n in [5, 28, 122, 116, 24] {
+            assert!(
+                io(IoError::from_raw_os_error(n)).is_retryable(),
+                "errno {n}"
+            );
+        }
+        // ENOENT 2, EACCES 13, EISDIR 21.
+        for n in [2, 13, 21] {
+            assert!(
+                !io(IoError::from_raw_os_error(n)).is_retryable(),
+                "errno {n}"
+            );
+        }
+        assert!(!io(IoError::from(ErrorKind::InvalidData)).is_retryable());
+        let bad = Error::Json {
+            path: "x.json".into(),
+            offset: 0,
+            event_index: 0,
+            reason: "x".into(),
+        };
+        assert!(!bad.is_retryable());
+    }
+}

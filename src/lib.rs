@@ -14,6 +14,7 @@ pub mod chain;
 pub mod cli;
 pub mod compare;
 pub mod error;
+pub mod exit;
 pub mod field;
 pub mod gate;
 pub mod input;
@@ -47,8 +48,10 @@ pub struct Config {
     pub paths: Vec<PathBuf>,
     /// `--files-from`: a file listing more paths, one per line (`-`: standard input).
     pub files_from: Option<PathBuf>,
-    /// `--shard I/N` (1-based I).
+    /// `--shard I/N` (1-based I), or `--shard-from-env N`.
     pub shard: Option<(usize, usize)>,
+    /// Folders to create before writing: those named by `{shard}` in output paths.
+    pub output_dirs: Vec<PathBuf>,
     /// `--tasks`: the file the task entries were read from (never to be overwritten).
     pub tasks_file: Option<PathBuf>,
     /// Output file; `None` or `-` for standard output.
@@ -70,10 +73,14 @@ pub struct Config {
 /// The extra outputs of a batch (each `None` when not asked for).
 #[derive(Clone, Debug, Default)]
 pub struct Outputs {
-    /// `--summary`: one CSV row per input file.
+    /// `--summary`: one row per input file.
     pub summary: Option<PathBuf>,
-    /// `--aggregate`: one CSV row per distinct chain (or URL).
+    /// Its format (`--summary-format`, or by the name's extension).
+    pub summary_format: report::TableFormat,
+    /// `--aggregate`: one row per distinct chain (or URL).
     pub aggregate: Option<PathBuf>,
+    /// Its format (`--aggregate-format`, or by the name's extension).
+    pub aggregate_format: report::TableFormat,
     /// `--aggregate-by`.
     pub aggregate_by: report::aggregate::AggregateBy,
     /// `--folded`: collapsed stacks.
@@ -122,6 +129,9 @@ impl Default for Settings {
 pub struct FileReport {
     /// The input's name as reported.
     pub file: String,
+    /// The input's [`input::identity::trace_id`] (`None` for standard input or a pipe of
+    /// plain JSON).
+    pub trace_id: Option<String>,
     /// One row per long task kept (sorted by pid, tid, ts).
     pub rows: Vec<ReportRow>,
     /// Long tasks found on the threads in scope (before a `drop` policy).
@@ -479,6 +489,7 @@ pub fn report_tasks(
         .collect();
     FileReport {
         file: file.to_string(),
+        trace_id: None,
         rows,
         long_tasks: found.tasks.len(),
         events: 0,

@@ -1,11 +1,12 @@
-//! The `taskchain` command: parse the flags, run the job, print the summary, exit 0 (all
-//! files read), 1 (a budget or regression gate failed), 2 (bad usage, or a file could not
-//! be read).
+//! The `taskchain` command: parse the flags, run the job, print the summary, exit with
+//! the code of [`taskchain::exit`]: 0 all files read, 1 a gate failed, 2 bad usage or an
+//! input that could not be read, 75 an I/O failure a retry may fix.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use taskchain::cli::{Cli, Job};
+use taskchain::exit;
 
 /// mimalloc: a trace's analysis makes ~10⁶ small allocations (call frames, per-event
 /// values) across threads; glibc's allocator spent ~5% of the run in them.
@@ -37,7 +38,7 @@ fn main() -> ExitCode {
         Ok(j) => j,
         Err(msg) => {
             eprintln!("taskchain: error: {msg}");
-            return ExitCode::from(2);
+            return ExitCode::from(exit::BAD_INPUT);
         }
     };
     taskchain::batch::remove_on_interrupt();
@@ -46,11 +47,16 @@ fn main() -> ExitCode {
             if !cfg.quiet {
                 eprintln!("{}", o.summary.line());
             }
-            exit_code(o.summary.failed > 0, !o.breaches.is_empty())
+            exit_code(
+                o.summary.retryable,
+                o.summary.failed - o.summary.retryable,
+                !o.breaches.is_empty(),
+            )
         }),
         Job::Compare(cfg) => taskchain::compare::run(cfg).map(|o| {
             exit_code(
-                o.failed > 0,
+                0,
+                o.failed,
                 o.regressions > 0 && cfg.fail_on_regression.is_some(),
             )
         }),
@@ -62,21 +68,15 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("taskchain: error: {err:#}");
-            ExitCode::from(2)
+            ExitCode::from(exit::of_error(&err))
         }
     }
 }
 
-/// 2 when a file could not be read (the gate's data is incomplete), else 1 when a gate
-/// failed, else 0.
-fn exit_code(failed_files: bool, gate_failed: bool) -> ExitCode {
-    if failed_files {
-        ExitCode::from(2)
-    } else if gate_failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+/// [`exit::of_run`]: 75 when a retry may read more, else 2 when a file could not be read
+/// (the gate's data is incomplete), else 1 when a gate failed, else 0.
+fn exit_code(retryable: usize, bad: usize, gate_failed: bool) -> ExitCode {
+    ExitCode::from(exit::of_run(retryable, bad, gate_failed))
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

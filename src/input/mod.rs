@@ -7,6 +7,7 @@
 //! members are one legal stream). [`envelope`] then says where the trace events start.
 
 pub mod envelope;
+pub mod identity;
 pub mod paths;
 
 use std::fs::File;
@@ -187,6 +188,7 @@ pub struct GzBlocks {
     full: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
     empty: std::sync::mpsc::SyncSender<Vec<u8>>,
     compressed_len: u64,
+    trace_id: String,
 }
 
 /// Size of one decompressed block. Tuned on the 1 GB benchmark .gz files: 1–8 MB gave
@@ -201,11 +203,17 @@ impl GzBlocks {
         self.compressed_len
     }
 
+    /// The [`identity::trace_id`] of the compressed bytes.
+    pub fn trace_id(&self) -> &str {
+        &self.trace_id
+    }
+
     fn spawn(
         compressed: TraceBytes,
         progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     ) -> GzBlocks {
         let compressed_len = compressed.len() as u64;
+        let trace_id = identity::trace_id(&compressed);
         let (full_tx, full) = std::sync::mpsc::sync_channel(GZ_BLOCKS);
         let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(GZ_BLOCKS + 1);
         for _ in 0..GZ_BLOCKS {
@@ -255,6 +263,7 @@ impl GzBlocks {
             full,
             empty,
             compressed_len,
+            trace_id,
         }
     }
 }

@@ -111,6 +111,31 @@ impl Aggregator {
             .collect()
     }
 
+    /// The groups as rows, most total stack time first (ties: by key).
+    pub fn rows(&mut self) -> Vec<AggregateRow> {
+        self.sorted()
+            .into_iter()
+            .map(|(key, g)| AggregateRow {
+                key: key.clone(),
+                leaf_function: g.leaf_function.clone(),
+                leaf_url: g.leaf_url.clone(),
+                chains: g.chains.len() as u64,
+                tasks: g.tasks,
+                ok: g.ok,
+                files: g.files,
+                stack_total: g.stack.iter().copied().sum(),
+                stack_p50: percentile(&g.stack, 50.0),
+                stack_p95: percentile(&g.stack, 95.0),
+                task_total: g.task_time,
+            })
+            .collect()
+    }
+
+    /// What rows are grouped by.
+    pub fn by(&self) -> AggregateBy {
+        self.by
+    }
+
     /// Writes the CSV.
     pub fn write(&mut self, out: impl Write) -> std::io::Result<()> {
         let by = self.by;
@@ -141,28 +166,52 @@ impl Aggregator {
             ],
         };
         w.write_record(head).map_err(std::io::Error::other)?;
-        for (key, g) in self.sorted() {
-            let total: TimeDelta = g.stack.iter().copied().sum();
+        for g in self.rows() {
             let tail = [
                 g.tasks.to_string(),
                 g.ok.to_string(),
                 g.files.to_string(),
-                millis_text(total),
-                millis_text(percentile(&g.stack, 50.0)),
-                millis_text(percentile(&g.stack, 95.0)),
-                millis_text(g.task_time),
+                millis_text(g.stack_total),
+                millis_text(g.stack_p50),
+                millis_text(g.stack_p95),
+                millis_text(g.task_total),
             ];
             let mut rec: Vec<String> = match by {
-                AggregateBy::Chain => {
-                    vec![key.clone(), g.leaf_function.clone(), g.leaf_url.clone()]
-                }
-                AggregateBy::Url => vec![key.clone(), g.chains.len().to_string()],
+                AggregateBy::Chain => vec![g.key, g.leaf_function, g.leaf_url],
+                AggregateBy::Url => vec![g.key, g.chains.to_string()],
             };
             rec.extend(tail);
             w.write_record(&rec).map_err(std::io::Error::other)?;
         }
         w.flush()
     }
+}
+
+/// One group of the aggregate, as its outputs show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggregateRow {
+    /// The chain text (`--aggregate-by chain`) or the leaf's script URL (`url`).
+    pub key: String,
+    /// The leaf function of the group's first task.
+    pub leaf_function: String,
+    /// The leaf URL of the group's first task.
+    pub leaf_url: String,
+    /// Distinct chains (counted for `url` only; 0 for `chain`).
+    pub chains: u64,
+    /// Long tasks.
+    pub tasks: u64,
+    /// Of them, with status `ok`.
+    pub ok: u64,
+    /// Files with at least one of the tasks.
+    pub files: u64,
+    /// Sum of their stack time.
+    pub stack_total: TimeDelta,
+    /// Nearest-rank median of their stack time.
+    pub stack_p50: TimeDelta,
+    /// Nearest-rank 95th percentile of their stack time.
+    pub stack_p95: TimeDelta,
+    /// Sum of their durations.
+    pub task_total: TimeDelta,
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Reports: [`ReportRow`]s → CSV, JSON or NDJSON bytes (SPEC §3).
+//! Reports: [`ReportRow`]s → CSV, JSON, NDJSON or Parquet bytes (SPEC §3).
 //!
 //! Times are kept in ns in rows and written in milliseconds with 3 decimals (`task_ts_us`
 //! in µs); lines and columns are 1-based. Rows are written in the order given: the caller
@@ -9,6 +9,7 @@ pub mod csv;
 pub mod folded;
 pub mod json;
 pub mod markdown;
+pub mod parquet;
 pub mod summary;
 
 use crate::chain::{ChainFrame, ChainStatus, Flags, TaskChain};
@@ -25,6 +26,38 @@ pub enum Format {
     Json,
     /// One task object per line, and one `{"file", "error"}` line per failed file.
     Ndjson,
+    /// Apache Parquet: the CSV's columns typed, plus `trace_id` and `chain_frames`
+    /// (see [`parquet`]).
+    Parquet,
+}
+
+/// Format of `--summary` and `--aggregate` (`--summary-format`, `--aggregate-format`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableFormat {
+    /// CSV.
+    #[default]
+    Csv,
+    /// Apache Parquet (see [`parquet`]).
+    Parquet,
+}
+
+impl TableFormat {
+    /// `given`, or else Parquet for a path ending in `.parquet` (any case), else CSV.
+    pub fn for_path(path: &std::path::Path, given: Option<TableFormat>) -> TableFormat {
+        given.unwrap_or_else(|| {
+            if is_parquet_name(path) {
+                TableFormat::Parquet
+            } else {
+                TableFormat::Csv
+            }
+        })
+    }
+}
+
+/// True when `path` ends in `.parquet` (any case).
+pub fn is_parquet_name(path: &std::path::Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
 }
 
 /// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
@@ -99,6 +132,9 @@ pub struct ReportRow {
     pub task_source: &'static str,
     /// The LoAF entry point, for field data with LoAF entries.
     pub loaf: Option<LoafScript>,
+    /// The input's [`crate::input::identity::trace_id`] (`None` for a stream without
+    /// one: standard input, a pipe of plain JSON).
+    pub trace_id: Option<String>,
 }
 
 impl ReportRow {
@@ -120,6 +156,7 @@ impl ReportRow {
             chain: c.chain,
             task_source: "trace",
             loaf: None,
+            trace_id: None,
         }
     }
     /// The leaf frame (last of the chain).
@@ -149,6 +186,14 @@ pub fn millis_text(d: TimeDelta) -> String {
 /// Milliseconds rounded to 3 decimals, as a number (JSON).
 pub fn millis_number(d: TimeDelta) -> f64 {
     (d.as_nanos() as f64 / 1000.0).round() / 1000.0
+}
+
+/// Milliseconds rounded to whole µs half away from zero, exactly as [`millis_text`]
+/// rounds them: the nearest `f64` to the text's value (Parquet).
+pub fn millis_exact(d: TimeDelta) -> f64 {
+    let ns = d.as_nanos();
+    let v = ((ns.unsigned_abs() + 500) / 1000) as f64 / 1000.0;
+    if ns < 0 { -v } else { v }
 }
 
 pub use crate::chain::round_confidence as confidence_number;
@@ -183,6 +228,9 @@ pub struct FileError {
     pub file: String,
     /// The whole message, as stderr shows it (`file: reason`).
     pub error: String,
+    /// A retry may succeed (an I/O error of the device, not of the file: see
+    /// [`crate::error::Error::is_retryable`]).
+    pub retryable: bool,
 }
 
 impl FileError {

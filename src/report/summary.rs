@@ -2,6 +2,8 @@
 
 use std::io::Write;
 
+use super::TableFormat;
+use super::parquet::SummaryParquet;
 use crate::FileReport;
 use crate::chain::round_confidence;
 
@@ -24,62 +26,79 @@ pub const COLUMNS: [&str; 14] = [
     "warnings",
 ];
 
-/// Writes summary rows.
-pub struct SummaryWriter<W: Write> {
-    w: csv::Writer<W>,
+/// The share of long-task time in rows with status `ok`, rounded to 3 decimals; `None`
+/// without long tasks.
+pub fn attributed_share(s: &crate::FileStats) -> Option<f64> {
+    (s.long_task_time.as_nanos() > 0).then(|| {
+        round_confidence(s.attributed_time.as_nanos() as f64 / s.long_task_time.as_nanos() as f64)
+    })
+}
+
+/// Writes summary rows, as CSV or Parquet.
+pub enum SummaryWriter<W: Write> {
+    /// CSV with [`COLUMNS`].
+    Csv(Box<csv::Writer<W>>),
+    /// Parquet (see [`super::parquet::summary_schema`]).
+    Parquet(Box<SummaryParquet<W>>),
 }
 
 impl<W: Write> SummaryWriter<W> {
-    /// Writes the header.
-    pub fn new(out: W) -> std::io::Result<Self> {
-        let mut w = csv::Writer::from_writer(out);
-        w.write_record(COLUMNS).map_err(std::io::Error::other)?;
-        Ok(SummaryWriter { w })
+    /// Starts a summary in `format` (the CSV's header first).
+    pub fn new(out: W, format: TableFormat) -> std::io::Result<Self> {
+        Ok(match format {
+            TableFormat::Csv => {
+                let mut w = csv::Writer::from_writer(out);
+                w.write_record(COLUMNS).map_err(std::io::Error::other)?;
+                SummaryWriter::Csv(Box::new(w))
+            }
+            TableFormat::Parquet => SummaryWriter::Parquet(Box::new(SummaryParquet::new(out)?)),
+        })
     }
 
     /// A file that was read. `status` is `ok`, or `error` when it broke off part-way.
     pub fn file(&mut self, r: &FileReport) -> std::io::Result<()> {
+        let w = match self {
+            SummaryWriter::Csv(w) => w,
+            SummaryWriter::Parquet(p) => return p.file(r),
+        };
         let s = &r.stats;
         let ms = |d: crate::time::TimeDelta| super::millis_text(d);
-        let share = if s.long_task_time.as_nanos() > 0 {
-            format!(
-                "{:.3}",
-                round_confidence(
-                    s.attributed_time.as_nanos() as f64 / s.long_task_time.as_nanos() as f64
-                )
-            )
-        } else {
-            String::new()
-        };
-        self.w
-            .write_record([
-                r.file.as_str(),
-                &s.bytes.to_string(),
-                if r.broken.is_some() { "error" } else { "ok" },
-                r.broken.as_deref().unwrap_or(""),
-                &s.threads.to_string(),
-                &s.top_level_tasks.to_string(),
-                &r.long_tasks.to_string(),
-                &ms(s.long_task_time),
-                &ms(s.blocking_time),
-                &ms(s.max_task),
-                &share,
-                &s.profiles.to_string(),
-                &s.samples.to_string(),
-                &r.diagnostics.kinds().to_string(),
-            ])
-            .map_err(std::io::Error::other)
+        let share = attributed_share(s).map_or(String::new(), |v| format!("{v:.3}"));
+        w.write_record([
+            r.file.as_str(),
+            &s.bytes.to_string(),
+            if r.broken.is_some() { "error" } else { "ok" },
+            r.broken.as_deref().unwrap_or(""),
+            &s.threads.to_string(),
+            &s.top_level_tasks.to_string(),
+            &r.long_tasks.to_string(),
+            &ms(s.long_task_time),
+            &ms(s.blocking_time),
+            &ms(s.max_task),
+            &share,
+            &s.profiles.to_string(),
+            &s.samples.to_string(),
+            &r.diagnostics.kinds().to_string(),
+        ])
+        .map_err(std::io::Error::other)
     }
 
     /// A file that could not be read (`error`) or was skipped as not a trace (`skipped`).
     pub fn failed(&mut self, file: &str, status: &str, error: &str) -> std::io::Result<()> {
+        let w = match self {
+            SummaryWriter::Csv(w) => w,
+            SummaryWriter::Parquet(p) => return p.failed(file, status, error),
+        };
         let mut rec = vec![file, "", status, error];
         rec.resize(COLUMNS.len(), "");
-        self.w.write_record(rec).map_err(std::io::Error::other)
+        w.write_record(rec).map_err(std::io::Error::other)
     }
 
-    /// Flushes.
+    /// Flushes (Parquet: writes the footer).
     pub fn finish(self) -> std::io::Result<W> {
-        self.w.into_inner().map_err(|e| e.into_error())
+        match self {
+            SummaryWriter::Csv(w) => w.into_inner().map_err(|e| e.into_error()),
+            SummaryWriter::Parquet(p) => p.finish(),
+        }
     }
 }

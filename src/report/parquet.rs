@@ -1,0 +1,633 @@
+//! Apache Parquet outputs: the task report (`--format parquet`), `--summary` and
+//! `--aggregate` (`.parquet` names), typed, for DuckDB, Spark, pandas or a warehouse.
+//!
+//! Each table has the CSV's columns, in the CSV's order and with its rows in its order,
+//! typed: counts `Int64`, times `Float64` in the unit their name says (ms rounded to whole
+//! µs, as the CSV prints them), `confidence` `Float64`, text `Utf8`. A CSV's empty field is
+//! a null where it means "none" (no leaf, no LoAF entry, no error, no share). The task
+//! table adds `trace_id` (see [`crate::input::identity`]) after `file`, `flags` is a list
+//! of names, and `chain_frames` (a list of `{function, url, line, column}` structs, root
+//! first, lines and columns 1-based) stands beside the flat `chain` text.
+//!
+//! Rows are written as the files finish: one Arrow batch per input file, a row group
+//! closed once [`ROW_GROUP_BYTES`] are buffered, so memory stays bounded by the largest
+//! file, and the bytes go out as each row group closes (through an 8 KB buffer; standard
+//! output and pipes work:
+//! the file is never sought). Compression is zstd; the key-value metadata holds
+//! `taskchain.version` and `taskchain.schema` (`tasks/1`, `summary/1`, `aggregate/1`).
+
+use std::io::Write;
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+
+use super::{ReportRow, confidence_number, millis_exact, write_chain_text};
+use crate::FileReport;
+use crate::report::aggregate::{AggregateBy, AggregateRow};
+
+/// A row group is closed at the end of the input file that brings its encoded size to
+/// this many bytes.
+pub const ROW_GROUP_BYTES: usize = 16 << 20;
+/// Rows of one row group at most (a file with more rows spans several).
+pub const ROW_GROUP_ROWS: usize = 1 << 20;
+
+/// The version of the task table's columns (`taskchain.schema`).
+pub const TASKS_SCHEMA: &str = "tasks/1";
+/// The version of the summary table's columns.
+pub const SUMMARY_SCHEMA: &str = "summary/1";
+/// The version of the aggregate table's columns.
+pub const AGGREGATE_SCHEMA: &str = "aggregate/1";
+
+fn to_io(e: impl std::error::Error + Send + Sync + 'static) -> std::io::Error {
+    std::io::Error::other(e)
+}
+
+/// A Parquet file streamed to `out` batch by batch.
+pub struct TableWriter<W: Write> {
+    out: W,
+    /// Encodes into memory; what it has written is moved to `out` after each row group.
+    writer: ArrowWriter<Vec<u8>>,
+    /// [`ROW_GROUP_BYTES`] (smaller in tests).
+    group_bytes: usize,
+}
+
+impl<W: Write> TableWriter<W> {
+    /// Starts a file of `schema`, `table` naming its columns' version (such as `tasks/1`).
+    pub fn new(out: W, schema: SchemaRef, table: &str) -> std::io::Result<Self> {
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).map_err(to_io)?))
+            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_key_value_metadata(Some(vec![
+                KeyValue::new(
+                    "taskchain.version".into(),
+                    env!("CARGO_PKG_VERSION").to_string(),
+                ),
+                KeyValue::new("taskchain.schema".into(), table.to_string()),
+            ]))
+            .build();
+        let writer = ArrowWriter::try_new(Vec::new(), schema, Some(props)).map_err(to_io)?;
+        Ok(TableWriter {
+            out,
+            writer,
+            group_bytes: ROW_GROUP_BYTES,
+        })
+    }
+
+    /// Appends `batch`; closes the row group when it is big enough ([`ROW_GROUP_BYTES`]).
+    pub fn write(&mut self, batch: &RecordBatch) -> std::io::Result<()> {
+        if batch.num_rows() > 0 {
+            self.writer.write(batch).map_err(to_io)?;
+        }
+        if self.writer.in_progress_size() >= self.group_bytes {
+            self.writer.flush().map_err(to_io)?;
+        }
+        self.drain()
+    }
+
+    /// Moves the encoded bytes to `out`.
+    fn drain(&mut self) -> std::io::Result<()> {
+        let buf = self.writer.inner_mut();
+        if !buf.is_empty() {
+            self.out.write_all(buf)?;
+            buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Closes the last row group, writes the footer and returns `out`.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.writer.finish().map_err(to_io)?;
+        self.drain()?;
+        Ok(self.out)
+    }
+}
+
+fn utf8(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::Utf8, nullable)
+}
+fn int64(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::Int64, nullable)
+}
+fn float64(name: &str, nullable: bool) -> Field {
+    Field::new(name, DataType::Float64, nullable)
+}
+
+/// The fields of one `chain_frames` element.
+fn frame_fields() -> Fields {
+    Fields::from(vec![
+        utf8("function", false),
+        utf8("url", false),
+        int64("line", true),
+        int64("column", true),
+    ])
+}
+
+fn flag_item() -> Field {
+    Field::new_list_field(DataType::Utf8, false)
+}
+fn frame_item() -> Field {
+    Field::new_list_field(DataType::Struct(frame_fields()), false)
+}
+
+/// The task table's columns: [`super::COLUMNS`] typed, `trace_id` after `file` and
+/// `chain_frames` after `chain`.
+pub fn task_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        utf8("file", false),
+        utf8("trace_id", true),
+        int64("pid", false),
+        int64("tid", false),
+        utf8("thread_name", false),
+        float64("task_ts_us", false),
+        float64("task_start_ms", false),
+        float64("task_dur_ms", false),
+        int64("window_samples", false),
+        int64("target_samples", false),
+        float64("stack_ms", false),
+        float64("confidence", false),
+        utf8("status", false),
+        Field::new("flags", DataType::List(Arc::new(flag_item())), false),
+        utf8("leaf_function", true),
+        utf8("leaf_url", true),
+        int64("leaf_line", true),
+        int64("leaf_column", true),
+        int64("chain_depth", false),
+        utf8("chain", false),
+        Field::new(
+            "chain_frames",
+            DataType::List(Arc::new(frame_item())),
+            false,
+        ),
+        utf8("task_source", false),
+        utf8("loaf_invoker", true),
+        utf8("loaf_source_url", true),
+        utf8("loaf_function", true),
+    ]))
+}
+
+/// Builds the task table's columns row by row.
+struct TaskColumns {
+    file: StringBuilder,
+    trace_id: StringBuilder,
+    pid: Int64Builder,
+    tid: Int64Builder,
+    thread_name: StringBuilder,
+    task_ts_us: Float64Builder,
+    task_start_ms: Float64Builder,
+    task_dur_ms: Float64Builder,
+    window_samples: Int64Builder,
+    target_samples: Int64Builder,
+    stack_ms: Float64Builder,
+    confidence: Float64Builder,
+    status: StringBuilder,
+    flags: ListBuilder<StringBuilder>,
+    leaf_function: StringBuilder,
+    leaf_url: StringBuilder,
+    leaf_line: Int64Builder,
+    leaf_column: Int64Builder,
+    chain_depth: Int64Builder,
+    chain: StringBuilder,
+    chain_frames: ListBuilder<StructBuilder>,
+    task_source: StringBuilder,
+    loaf_invoker: StringBuilder,
+    loaf_source_url: StringBuilder,
+    loaf_function: StringBuilder,
+    /// The chain's text, reused.
+    text: String,
+}
+
+impl TaskColumns {
+    fn new() -> Self {
+        let frames = StructBuilder::new(
+            frame_fields(),
+            vec![
+                Box::new(StringBuilder::new()),
+                Box::new(StringBuilder::new()),
+                Box::new(Int64Builder::new()),
+                Box::new(Int64Builder::new()),
+            ],
+        );
+        TaskColumns {
+            file: StringBuilder::new(),
+            trace_id: StringBuilder::new(),
+            pid: Int64Builder::new(),
+            tid: Int64Builder::new(),
+            thread_name: StringBuilder::new(),
+            task_ts_us: Float64Builder::new(),
+            task_start_ms: Float64Builder::new(),
+            task_dur_ms: Float64Builder::new(),
+            window_samples: Int64Builder::new(),
+            target_samples: Int64Builder::new(),
+            stack_ms: Float64Builder::new(),
+            confidence: Float64Builder::new(),
+            status: StringBuilder::new(),
+            flags: ListBuilder::new(StringBuilder::new()).with_field(Arc::new(flag_item())),
+            leaf_function: StringBuilder::new(),
+            leaf_url: StringBuilder::new(),
+            leaf_line: Int64Builder::new(),
+            leaf_column: Int64Builder::new(),
+            chain_depth: Int64Builder::new(),
+            chain: StringBuilder::new(),
+            chain_frames: ListBuilder::new(frames).with_field(Arc::new(frame_item())),
+            task_source: StringBuilder::new(),
+            loaf_invoker: StringBuilder::new(),
+            loaf_source_url: StringBuilder::new(),
+            loaf_function: StringBuilder::new(),
+            text: String::new(),
+        }
+    }
+
+    fn push(&mut self, r: &ReportRow) {
+        let leaf = r.leaf();
+        let loaf = r.loaf.as_ref();
+        self.file.append_value(&r.file);
+        self.trace_id.append_option(r.trace_id.as_deref());
+        self.pid.append_value(r.thread.pid.0);
+        self.tid.append_value(r.thread.tid.0);
+        self.thread_name.append_value(&r.thread_name);
+        self.task_ts_us
+            .append_value(r.task_ts.as_nanos() as f64 / 1000.0);
+        self.task_start_ms.append_value(millis_exact(r.task_start));
+        self.task_dur_ms.append_value(millis_exact(r.task_dur));
+        self.window_samples.append_value(r.window_samples as i64);
+        self.target_samples.append_value(r.target_samples as i64);
+        self.stack_ms.append_value(millis_exact(r.stack_time));
+        self.confidence
+            .append_value(confidence_number(r.confidence));
+        self.status.append_value(r.status.as_str());
+        let flags = r.flags.to_text();
+        for name in flags.split(';').filter(|n| !n.is_empty()) {
+            self.flags.values().append_value(name);
+        }
+        self.flags.append(true);
+        self.leaf_function.append_option(leaf.map(|f| &f.function));
+        self.leaf_url.append_option(leaf.map(|f| &f.url));
+        self.leaf_line
+            .append_option(leaf.and_then(|f| f.line).map(i64::from));
+        self.leaf_column
+            .append_option(leaf.and_then(|f| f.column).map(i64::from));
+        self.chain_depth.append_value(r.chain.len() as i64);
+        self.text.clear();
+        write_chain_text(&r.chain, &mut self.text);
+        self.chain.append_value(&self.text);
+        let frames = self.chain_frames.values();
+        for f in &r.chain {
+            for (i, v) in [(0, &f.function), (1, &f.url)] {
+                frames
+                    .field_builder::<StringBuilder>(i)
+                    .expect("a Utf8 field")
+                    .append_value(v);
+            }
+            let int = |b: &mut StructBuilder, i, v: Option<u32>| {
+                b.field_builder::<Int64Builder>(i)
+                    .expect("an Int64 field")
+                    .append_option(v.map(i64::from))
+            };
+            int(frames, 2, f.line);
+            int(frames, 3, f.column);
+            frames.append(true);
+        }
+        self.chain_frames.append(true);
+        self.task_source.append_value(r.task_source);
+        self.loaf_invoker.append_option(loaf.map(|l| &l.invoker));
+        self.loaf_source_url
+            .append_option(loaf.map(|l| &l.source_url));
+        self.loaf_function.append_option(loaf.map(|l| &l.function));
+    }
+
+    /// The rows pushed since the last call, as a batch of [`task_schema`].
+    fn finish(&mut self) -> std::io::Result<RecordBatch> {
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.file.finish()),
+            Arc::new(self.trace_id.finish()),
+            Arc::new(self.pid.finish()),
+            Arc::new(self.tid.finish()),
+            Arc::new(self.thread_name.finish()),
+            Arc::new(self.task_ts_us.finish()),
+            Arc::new(self.task_start_ms.finish()),
+            Arc::new(self.task_dur_ms.finish()),
+            Arc::new(self.window_samples.finish()),
+            Arc::new(self.target_samples.finish()),
+            Arc::new(self.stack_ms.finish()),
+            Arc::new(self.confidence.finish()),
+            Arc::new(self.status.finish()),
+            Arc::new(self.flags.finish()),
+            Arc::new(self.leaf_function.finish()),
+            Arc::new(self.leaf_url.finish()),
+            Arc::new(self.leaf_line.finish()),
+            Arc::new(self.leaf_column.finish()),
+            Arc::new(self.chain_depth.finish()),
+            Arc::new(self.chain.finish()),
+            Arc::new(self.chain_frames.finish()),
+            Arc::new(self.task_source.finish()),
+            Arc::new(self.loaf_invoker.finish()),
+            Arc::new(self.loaf_source_url.finish()),
+            Arc::new(self.loaf_function.finish()),
+        ];
+        RecordBatch::try_new(task_schema(), columns).map_err(to_io)
+    }
+}
+
+/// The task report as Parquet: rows are buffered until [`TaskParquet::end_file`].
+pub struct TaskParquet<W: Write> {
+    table: TableWriter<W>,
+    columns: Box<TaskColumns>,
+    rows: usize,
+}
+
+impl<W: Write> TaskParquet<W> {
+    /// Starts the file.
+    pub fn new(out: W) -> std::io::Result<Self> {
+        Ok(TaskParquet {
+            table: TableWriter::new(out, task_schema(), TASKS_SCHEMA)?,
+            columns: Box::new(TaskColumns::new()),
+            rows: 0,
+        })
+    }
+
+    /// Adds one row.
+    pub fn row(&mut self, r: &ReportRow) -> std::io::Result<()> {
+        self.columns.push(r);
+        self.rows += 1;
+        if self.rows >= ROW_GROUP_ROWS {
+            self.end_file()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the rows added since the last call (one input file's) as one batch.
+    pub fn end_file(&mut self) -> std::io::Result<()> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        self.rows = 0;
+        let batch = self.columns.finish()?;
+        self.table.write(&batch)
+    }
+
+    /// Writes what is left and the footer.
+    pub fn finish(mut self) -> std::io::Result<W> {
+        self.end_file()?;
+        self.table.finish()
+    }
+}
+
+/// The summary table's columns: [`super::summary::COLUMNS`] typed, `trace_id` after
+/// `file`. `bytes` and the counts are null for a file that could not be read.
+pub fn summary_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        utf8("file", false),
+        utf8("trace_id", true),
+        int64("bytes", true),
+        utf8("status", false),
+        utf8("error", true),
+        int64("renderer_main_threads", true),
+        int64("top_level_tasks", true),
+        int64("long_tasks", true),
+        float64("long_task_ms", true),
+        float64("tbt_ms", true),
+        float64("max_task_ms", true),
+        float64("attributed_share", true),
+        int64("profiles", true),
+        int64("samples", true),
+        int64("warnings", true),
+    ]))
+}
+
+/// The summary as Parquet: one row per input, a batch per input.
+pub struct SummaryParquet<W: Write> {
+    table: TableWriter<W>,
+}
+
+impl<W: Write> SummaryParquet<W> {
+    /// Starts the file.
+    pub fn new(out: W) -> std::io::Result<Self> {
+        Ok(SummaryParquet {
+            table: TableWriter::new(out, summary_schema(), SUMMARY_SCHEMA)?,
+        })
+    }
+
+    /// A file that was read (see [`super::summary::SummaryWriter::file`]).
+    pub fn file(&mut self, r: &FileReport) -> std::io::Result<()> {
+        let s = &r.stats;
+        let n = |v: u64| -> ArrayRef { Arc::new(arrow_array::Int64Array::from(vec![v as i64])) };
+        let ms =
+            |d| -> ArrayRef { Arc::new(arrow_array::Float64Array::from(vec![millis_exact(d)])) };
+        let text =
+            |v: Option<&str>| -> ArrayRef { Arc::new(arrow_array::StringArray::from(vec![v])) };
+        let columns = vec![
+            text(Some(&r.file)),
+            text(r.trace_id.as_deref()),
+            n(s.bytes),
+            text(Some(if r.broken.is_some() { "error" } else { "ok" })),
+            text(r.broken.as_deref()),
+            n(s.threads as u64),
+            n(s.top_level_tasks as u64),
+            n(r.long_tasks as u64),
+            ms(s.long_task_time),
+            ms(s.blocking_time),
+            ms(s.max_task),
+            Arc::new(arrow_array::Float64Array::from(vec![
+                super::summary::attributed_share(s),
+            ])),
+            n(s.profiles as u64),
+            n(s.samples),
+            n(r.diagnostics.kinds() as u64),
+        ];
+        let batch = RecordBatch::try_new(summary_schema(), columns).map_err(to_io)?;
+        self.table.write(&batch)
+    }
+
+    /// A file that could not be read (`error`) or was skipped (`skipped`).
+    pub fn failed(&mut self, file: &str, status: &str, error: &str) -> std::io::Result<()> {
+        let schema = summary_schema();
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| -> ArrayRef {
+                let v = match f.name().as_str() {
+                    "file" => Some(file),
+                    "status" => Some(status),
+                    "error" => Some(error).filter(|e| !e.is_empty()),
+                    _ => None,
+                };
+                match f.data_type() {
+                    DataType::Utf8 => Arc::new(arrow_array::StringArray::from(vec![v])),
+                    DataType::Int64 => Arc::new(arrow_array::Int64Array::from(vec![None])),
+                    _ => Arc::new(arrow_array::Float64Array::from(vec![None])),
+                }
+            })
+            .collect();
+        let batch = RecordBatch::try_new(schema, columns).map_err(to_io)?;
+        self.table.write(&batch)
+    }
+
+    /// Writes the footer.
+    pub fn finish(self) -> std::io::Result<W> {
+        self.table.finish()
+    }
+}
+
+/// The aggregate table's columns, as the CSV's for `by`.
+pub fn aggregate_schema(by: AggregateBy) -> SchemaRef {
+    let mut fields = match by {
+        AggregateBy::Chain => vec![
+            utf8("chain", false),
+            utf8("leaf_function", false),
+            utf8("leaf_url", false),
+        ],
+        AggregateBy::Url => vec![utf8("url", false), int64("chains", false)],
+    };
+    fields.extend([
+        int64("long_tasks", false),
+        int64("ok_tasks", false),
+        int64("files", false),
+        float64("stack_ms_total", false),
+        float64("stack_ms_p50", false),
+        float64("stack_ms_p95", false),
+        float64("task_ms_total", false),
+    ]);
+    Arc::new(Schema::new(fields))
+}
+
+/// Writes the aggregate's rows (in their order) as one Parquet file.
+pub fn write_aggregate(
+    out: impl Write,
+    by: AggregateBy,
+    rows: &[AggregateRow],
+) -> std::io::Result<()> {
+    let schema = aggregate_schema(by);
+    let text = |f: &dyn Fn(&AggregateRow) -> &str| -> ArrayRef {
+        Arc::new(arrow_array::StringArray::from_iter_values(
+            rows.iter().map(f),
+        ))
+    };
+    let n = |f: &dyn Fn(&AggregateRow) -> u64| -> ArrayRef {
+        Arc::new(arrow_array::Int64Array::from_iter_values(
+            rows.iter().map(|r| f(r) as i64),
+        ))
+    };
+    let ms = |f: &dyn Fn(&AggregateRow) -> crate::time::TimeDelta| -> ArrayRef {
+        Arc::new(arrow_array::Float64Array::from_iter_values(
+            rows.iter().map(|r| millis_exact(f(r))),
+        ))
+    };
+    let mut columns = match by {
+        AggregateBy::Chain => vec![
+            text(&|r| &r.key),
+            text(&|r| &r.leaf_function),
+            text(&|r| &r.leaf_url),
+        ],
+        AggregateBy::Url => vec![text(&|r| &r.key), n(&|r| r.chains)],
+    };
+    columns.extend([
+        n(&|r| r.tasks),
+        n(&|r| r.ok),
+        n(&|r| r.files),
+        ms(&|r| r.stack_total),
+        ms(&|r| r.stack_p50),
+        ms(&|r| r.stack_p95),
+        ms(&|r| r.task_total),
+    ]);
+    let batch = RecordBatch::try_new(schema.clone(), columns).map_err(to_io)?;
+    let mut w = TableWriter::new(out, schema, AGGREGATE_SCHEMA)?;
+    w.write(&batch)?;
+    w.finish()?.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::{ChainFrame, ChainStatus, Flags};
+    use crate::scan::records::{Pid, ThreadKey, Tid};
+    use crate::time::{TimeDelta, Timestamp};
+
+    fn row(file: &str, ts_us: i64) -> ReportRow {
+        // A URL of 64 KB that zstd cannot shrink much, so that a row group is more than
+        // the parquet writer's own 8 KB buffer holds.
+        let mut x = ts_us as u64 + 1;
+        let url: String = (0..64_000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                char::from(b'a' + (x >> 59) as u8)
+            })
+            .collect();
+        ReportRow {
+            file: file.into(),
+            thread: ThreadKey {
+                pid: Pid(1),
+                tid: Tid(2),
+            },
+            thread_name: "CrRendererMain".into(),
+            task_ts: Timestamp::from_nanos(ts_us * 1000),
+            task_start: TimeDelta::from_nanos(1_500),
+            task_dur: TimeDelta::from_nanos(60_000_499),
+            window_samples: 10,
+            target_samples: 7,
+            stack_time: TimeDelta::from_nanos(-1_500),
+            confidence: 0.7,
+            status: ChainStatus::Ok,
+            flags: Flags::default(),
+            chain: vec![ChainFrame {
+                function: "f".into(),
+                url,
+                line: Some(3),
+                column: None,
+            }],
+            task_source: "trace",
+            loaf: None,
+            trace_id: Some("id".into()),
+        }
+    }
+
+    #[test]
+    fn row_groups_close_at_file_ends_and_their_bytes_go_out_then() {
+        let mut w = TaskParquet::new(Vec::new()).unwrap();
+        w.table.group_bytes = 1;
+        for (i, file) in ["a", "b", "c"].iter().enumerate() {
+            let before = w.table.out.len();
+            w.row(&row(file, 1000 * i as i64)).unwrap();
+            w.row(&row(file, 1000 * i as i64 + 500)).unwrap();
+            assert_eq!(w.table.out.len(), before, "rows wait for their file's end");
+            w.end_file().unwrap();
+            assert!(w.table.out.len() > before, "the file's row group is out");
+        }
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&w.finish().unwrap()).unwrap();
+        let r =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        let groups: Vec<i64> = r
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows())
+            .collect();
+        assert_eq!(groups, [2, 2, 2]);
+        let batch = r.build().unwrap().next().unwrap().unwrap();
+        let f = |name: &str| {
+            batch
+                .column_by_name(name)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<arrow_array::Float64Array>()
+                .unwrap()
+                .value(0)
+        };
+        // Rounded to whole µs half away from zero, as the CSV prints them.
+        assert_eq!(
+            (f("task_start_ms"), f("task_dur_ms"), f("stack_ms")),
+            (0.002, 60.0, -0.002)
+        );
+        assert_eq!(f("task_ts_us"), 0.0);
+    }
+}

@@ -1,0 +1,325 @@
+//! Parquet outputs (issue 20): each sample's task report, summary and aggregate written as
+//! Parquet and read back with the `parquet` crate hold, cell for cell, the values of the
+//! CSV of the same run; the columns the CSV does not have (`trace_id`, `chain_frames`,
+//! `flags` as a list) agree with it and with an independent computation.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Float64Type, Int64Type};
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::DataType;
+use assert_cmd::Command;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+fn taskchain() -> Command {
+    Command::cargo_bin("taskchain").unwrap()
+}
+
+/// Every sample case's name.
+fn cases() -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+    v.sort();
+    v
+}
+
+/// The rows of a Parquet file, in one batch, and its key-value metadata.
+fn read_parquet(path: &Path) -> (RecordBatch, Vec<(String, String)>) {
+    let f = std::fs::File::open(path).unwrap();
+    let b = ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+    let kv = b
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .into_iter()
+        .flatten()
+        .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
+        .collect();
+    let schema = b.schema().clone();
+    let batches: Vec<RecordBatch> = b.build().unwrap().map(|r| r.unwrap()).collect();
+    (arrow_select_concat(&schema, &batches), kv)
+}
+
+/// Concatenates batches (row by row, through their columns' cells).
+fn arrow_select_concat(schema: &arrow_schema::SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
+    if batches.len() == 1 {
+        return batches[0].clone();
+    }
+    if batches.is_empty() {
+        return RecordBatch::new_empty(schema.clone());
+    }
+    let columns = (0..schema.fields().len())
+        .map(|i| {
+            let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
+            arrow_select::concat::concat(&parts).unwrap()
+        })
+        .collect();
+    RecordBatch::try_new(schema.clone(), columns).unwrap()
+}
+
+fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let head = r.headers().unwrap().iter().map(str::to_owned).collect();
+    let rows = r
+        .records()
+        .map(|rec| rec.unwrap().iter().map(str::to_owned).collect())
+        .collect();
+    (head, rows)
+}
+
+/// Cell `row` of column `name` as the CSV writes it, compared with the CSV's `text`: text
+/// equal (null = empty), integers equal, floats equal to the CSV's decimal read as `f64`,
+/// lists of names joined by `;`.
+fn assert_cell(batch: &RecordBatch, name: &str, row: usize, text: &str, what: &str) {
+    let col = batch
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("{what}: no Parquet column {name}"));
+    let at = format!("{what}: row {row} column {name}");
+    if col.is_null(row) {
+        assert_eq!(text, "", "{at}: null in Parquet");
+        return;
+    }
+    match col.data_type() {
+        DataType::Utf8 => assert_eq!(col.as_string::<i32>().value(row), text, "{at}"),
+        DataType::Int64 => assert_eq!(
+            col.as_primitive::<Int64Type>().value(row).to_string(),
+            text,
+            "{at}"
+        ),
+        DataType::Float64 => {
+            let v = col.as_primitive::<Float64Type>().value(row);
+            let want: f64 = text
+                .parse()
+                .unwrap_or_else(|_| panic!("{at}: CSV {text:?}"));
+            assert_eq!(v, want, "{at}");
+        }
+        DataType::List(_) => {
+            let list = col.as_list::<i32>().value(row);
+            let names: Vec<&str> = (0..list.len())
+                .map(|i| list.as_string::<i32>().value(i))
+                .collect();
+            assert_eq!(names.join(";"), text, "{at}");
+        }
+        t => panic!("{at}: unexpected type {t}"),
+    }
+}
+
+/// Every CSV cell equals the Parquet file's; the Parquet file has the CSV's columns in
+/// order, `extra` inserted after the columns named with them.
+fn assert_same_table(csv: &Path, pq: &Path, extra: &[(&str, &str)], schema: &str) {
+    let (head, rows) = read_csv(csv);
+    let (batch, kv) = read_parquet(pq);
+    let what = pq.display().to_string();
+    let mut want: Vec<String> = Vec::new();
+    for h in &head {
+        want.push(h.clone());
+        want.extend(
+            extra
+                .iter()
+                .filter(|(after, _)| after == h)
+                .map(|(_, n)| n.to_string()),
+        );
+    }
+    let got: Vec<String> = batch
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(got, want, "{what}: columns");
+    assert_eq!(batch.num_rows(), rows.len(), "{what}: rows");
+    for (i, rec) in rows.iter().enumerate() {
+        for (h, text) in head.iter().zip(rec) {
+            assert_cell(&batch, h, i, text, &what);
+        }
+    }
+    let kv: std::collections::HashMap<_, _> = kv.into_iter().collect();
+    assert_eq!(kv.get("taskchain.schema").map(String::as_str), Some(schema));
+    assert_eq!(
+        kv.get("taskchain.version").map(String::as_str),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
+}
+
+/// A frame as the `chain` column prints it (SPEC §3: `name (url:line:column)`, the parts
+/// that are known).
+fn frame_text(function: &str, url: &str, line: Option<i64>, column: Option<i64>) -> String {
+    let mut loc: Vec<String> = Vec::new();
+    if !url.is_empty() {
+        loc.push(url.to_string());
+    }
+    loc.extend(line.map(|l| l.to_string()));
+    loc.extend(column.map(|c| c.to_string()));
+    if loc.is_empty() {
+        function.to_string()
+    } else {
+        format!("{function} ({})", loc.join(":"))
+    }
+}
+
+/// `chain_frames` spells the `chain` text frame by frame, its last frame is the leaf
+/// columns, and its length is `chain_depth`.
+fn assert_frames_match_chain(batch: &RecordBatch, what: &str) {
+    let frames = batch
+        .column_by_name("chain_frames")
+        .unwrap()
+        .as_list::<i32>();
+    let chain = batch.column_by_name("chain").unwrap().as_string::<i32>();
+    let depth = batch
+        .column_by_name("chain_depth")
+        .unwrap()
+        .as_primitive::<Int64Type>();
+    let leaf_fn = batch
+        .column_by_name("leaf_function")
+        .unwrap()
+        .as_string::<i32>();
+    let leaf_line = batch
+        .column_by_name("leaf_line")
+        .unwrap()
+        .as_primitive::<Int64Type>();
+    for row in 0..batch.num_rows() {
+        let f = frames.value(row);
+        let s = f.as_struct();
+        let function = s.column(0).as_string::<i32>();
+        let url = s.column(1).as_string::<i32>();
+        let line = s.column(2).as_primitive::<Int64Type>();
+        let column = s.column(3).as_primitive::<Int64Type>();
+        let opt = |a: &arrow_array::Int64Array, i| (!a.is_null(i)).then(|| a.value(i));
+        let texts: Vec<String> = (0..s.len())
+            .map(|i| {
+                frame_text(
+                    function.value(i),
+                    url.value(i),
+                    opt(line, i),
+                    opt(column, i),
+                )
+            })
+            .collect();
+        assert_eq!(texts.join(" > "), chain.value(row), "{what}: row {row}");
+        assert_eq!(s.len() as i64, depth.value(row), "{what}: row {row}");
+        if s.is_empty() {
+            assert!(leaf_fn.is_null(row), "{what}: row {row}");
+        } else {
+            let last = s.len() - 1;
+            assert_eq!(
+                function.value(last),
+                leaf_fn.value(row),
+                "{what}: row {row}"
+            );
+            assert_eq!(opt(line, last), opt(leaf_line, row), "{what}: row {row}");
+        }
+    }
+}
+
+/// `trace_id` as `docs/SCALE-OUT.md` defines it, computed here on its own.
+fn trace_id_of(path: &Path) -> String {
+    use sha2::Digest;
+    let b = std::fs::read(path).unwrap();
+    let e = 1 << 20;
+    let mut h = sha2::Sha256::new();
+    h.update((b.len() as u64).to_le_bytes());
+    h.update(&b[..b.len().min(e)]);
+    h.update(&b[b.len().saturating_sub(e).max(e.min(b.len()))..]);
+    h.finalize()[..16]
+        .iter()
+        .map(|x| format!("{x:02x}"))
+        .collect()
+}
+
+fn run_outputs(case: &str, dir: &Path, ext: &str) -> [PathBuf; 3] {
+    let out = [
+        dir.join(format!("tasks.{ext}")),
+        dir.join(format!("summary.{ext}")),
+        dir.join(format!("aggregate.{ext}")),
+    ];
+    taskchain()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("-q")
+        .args(common::case_args(case))
+        .arg(common::trace_path(case))
+        // A file that cannot be read: a summary row of nulls (exit code 2).
+        .arg("Cargo.toml")
+        .arg("-o")
+        .arg(&out[0])
+        .arg("--summary")
+        .arg(&out[1])
+        .arg("--aggregate")
+        .arg(&out[2])
+        .assert()
+        .code(2);
+    out
+}
+
+#[test]
+fn every_sample_reads_back_as_its_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = 0;
+    for case in cases() {
+        let d = dir.path().join(&case);
+        std::fs::create_dir_all(&d).unwrap();
+        let csv = run_outputs(&case, &d, "csv");
+        let pq = run_outputs(&case, &d, "parquet");
+        assert_same_table(
+            &csv[0],
+            &pq[0],
+            &[("file", "trace_id"), ("chain", "chain_frames")],
+            "tasks/1",
+        );
+        assert_same_table(&csv[1], &pq[1], &[("file", "trace_id")], "summary/1");
+        assert_same_table(&csv[2], &pq[2], &[], "aggregate/1");
+        let (tasks, _) = read_parquet(&pq[0]);
+        assert_frames_match_chain(&tasks, &case);
+        let id =
+            trace_id_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join(common::trace_path(&case)));
+        let ids = tasks.column_by_name("trace_id").unwrap().as_string::<i32>();
+        assert!((0..tasks.num_rows()).all(|i| ids.value(i) == id), "{case}");
+        let (summary, _) = read_parquet(&pq[1]);
+        let ids = summary
+            .column_by_name("trace_id")
+            .unwrap()
+            .as_string::<i32>();
+        let files = summary.column_by_name("file").unwrap().as_string::<i32>();
+        let row = |name: &str| (0..2).find(|&i| files.value(i) == name).unwrap();
+        let trace = common::trace_path(&case).display().to_string();
+        assert_eq!(ids.value(row(&trace)), id, "{case}");
+        assert!(
+            ids.is_null(row("Cargo.toml")),
+            "{case}: the unreadable file has no id"
+        );
+        rows += tasks.num_rows();
+    }
+    // Every sample's long tasks (the expected CSVs hold 100 rows in all).
+    assert!(rows > 50, "{rows}");
+}
+
+#[test]
+fn trace_ids_are_the_documented_hash() {
+    // Printed by the Python of docs/SCALE-OUT.md, an implementation of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.parquet");
+    let traces = [
+        "samples/chromium-click-chain/trace.json.gz",
+        // 1.7 MB: over 1 MiB, so its last part is the 0.7 MB after the first MiB.
+        "samples/chromium-session-15s/trace.json.gz",
+    ];
+    taskchain()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["-q", "--summary"])
+        .arg(&out)
+        .args(traces)
+        .args(["-o", "/dev/null"])
+        .assert()
+        .success();
+    let (s, _) = read_parquet(&out);
+    let ids = s.column_by_name("trace_id").unwrap().as_string::<i32>();
+    assert_eq!(ids.value(0), "6033152f5e1616be6b698b59c24b21d6");
+    assert_eq!(ids.value(1), "6b6e380f80434bd70c2f3ebe308ba724");
+}
