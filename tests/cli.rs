@@ -471,7 +471,10 @@ fn cut_off_gzip_without_a_profile_blames_the_cut_not_the_recording() {
         "{stdout}"
     );
     let whole = events.rsplit_once(",\n").unwrap().0.to_string() + "]";
-    let out = taskchain().arg(gz("whole.json.gz", &whole)).output().unwrap();
+    let out = taskchain()
+        .arg(gz("whole.json.gz", &whole))
+        .output()
+        .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.matches(",no_profile,,").count(), 2, "{stdout}");
 }
