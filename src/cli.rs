@@ -229,6 +229,7 @@ impl Common {
                 None => None,
             },
             progress: None,
+            enrich: Default::default(),
         };
         Ok((settings, jobs))
     }

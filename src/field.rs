@@ -33,7 +33,9 @@ use crate::profile::{Origin, ProfileBuilder, ProfileSet};
 use crate::report::LoafScript;
 use crate::scan::Diagnostics;
 use crate::scan::args::{ArgsParser, field, int, micros_as_nanos, text};
-use crate::scan::records::{CallFrame, ChunkData, Node, NodeId, Pid, ProfileId, ThreadKey, Tid};
+use crate::scan::records::{
+    CallFrame, ChunkData, Node, NodeId, PageUrl, Pid, ProfileId, ThreadKey, Tid,
+};
 use crate::tasks::TopLevelTask;
 use crate::time::{TimeDelta, Timestamp};
 use crate::{AnalyzeError, FileReport, Found, FoundTask, Settings, report_tasks};
@@ -212,6 +214,8 @@ struct Parsed {
     origin: Timestamp,
     idle: Vec<NodeId>,
     entries: TaskEntries,
+    /// A bundle's `page`: the URL of the page that was profiled.
+    page: Option<String>,
     /// Odd input met while parsing.
     diagnostics: Diagnostics,
 }
@@ -307,6 +311,7 @@ fn profiler_trace(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
         origin: Timestamp::default(),
         idle: vec![no_stack],
         entries: TaskEntries::default(),
+        page: None,
         diagnostics,
     })
 }
@@ -360,6 +365,7 @@ impl Parsed {
             t0: start,
             origin: start,
             entries: TaskEntries::default(),
+            page: None,
             diagnostics,
         }
     }
@@ -516,6 +522,7 @@ fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
                     .ok_or("\"profile\" is not a ProfilerTrace object")?;
                 let mut p = profiler_trace(profile)?;
                 p.entries = TaskEntries::from_value(v);
+                p.page = page_url(v);
                 Ok(p)
             }
             FieldFormat::ProfilerTrace => profiler_trace(v),
@@ -533,6 +540,16 @@ fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
                 Err(_) => "not valid JSON".into(),
             })
         })
+}
+
+/// A bundle's `page`: a URL string (`location.href`), or an object with `url` or `href`.
+fn page_url(v: &BorrowedValue<'_>) -> Option<String> {
+    let page = field(v, "page")?;
+    match page.as_str() {
+        Some(url) => Some(url.to_owned()),
+        None => text(page, "url").or_else(|| text(page, "href")),
+    }
+    .filter(|u| !u.is_empty())
 }
 
 /// The thread field data stands for: the page's (or Node's) main thread.
@@ -706,10 +723,23 @@ pub fn analyze(
             thread_names: &names,
             first_ts: p.origin,
             truncated: false,
+            context: crate::enrich::FileContext {
+                pages: p
+                    .page
+                    .take()
+                    .map(|url| PageUrl {
+                        ts: p.origin,
+                        pid: None,
+                        url,
+                    })
+                    .into_iter()
+                    .collect(),
+            },
         },
         &profiles,
         None,
         &chain,
+        &s.enrich,
         diagnostics,
     ))
 }

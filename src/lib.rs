@@ -6,13 +6,14 @@
 //! decoder) and finds the event array ([`input::envelope`]); [`scan`] walks the events and
 //! keeps the few that matter; [`profile`] rebuilds each V8 profile as sample / stack /
 //! frame tables; [`tasks`] finds the top-level tasks of the renderer main threads and keeps
-//! the long ones; [`chain`] resolves each long task's call chain and confidence; [`report`]
-//! writes CSV, JSON or NDJSON. [`batch`] runs that over many files in parallel.
+//! the long ones; [`chain`] resolves each long task's call chain and confidence; [`enrich`]
+//! adds what the frames mean (the page, parties); [`report`] writes CSV, JSON or NDJSON. [`batch`] runs that over many files in parallel.
 
 pub mod batch;
 pub mod chain;
 pub mod cli;
 pub mod compare;
+pub mod enrich;
 pub mod error;
 pub mod field;
 pub mod gate;
@@ -102,6 +103,8 @@ pub struct Settings {
     /// Where the scan adds the bytes of this input it has read (as stored: compressed for
     /// gzip), for a progress bar that moves inside a large file.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// The enrichment stage's settings.
+    pub enrich: enrich::Enrichment,
 }
 
 impl Default for Settings {
@@ -113,6 +116,7 @@ impl Default for Settings {
             lookback_auto: true,
             tasks: None,
             progress: None,
+            enrich: enrich::Enrichment::default(),
         }
     }
 }
@@ -367,10 +371,14 @@ fn analyze_scanned(
             thread_names: &trace.thread_names,
             first_ts: trace.first_ts.unwrap_or_default(),
             truncated: trace.truncated(),
+            context: enrich::FileContext {
+                pages: std::mem::take(&mut trace.pages),
+            },
         },
         &profiles,
         file_bytes,
         &s.chain,
+        &s.enrich,
         diagnostics,
     );
     timer.lap("chains");
@@ -408,15 +416,18 @@ pub struct Found<'a> {
     pub first_ts: time::Timestamp,
     /// The input was cut off.
     pub truncated: bool,
+    /// What the reading says about the recording, for the enrichment stage.
+    pub context: enrich::FileContext,
 }
 
-/// Chains of the tasks → the file's report (rows, counts, folded stacks).
+/// Chains of the tasks → enrichment → the file's report (rows, counts, folded stacks).
 pub fn report_tasks(
     file: &str,
     found: Found<'_>,
     profiles: &profile::ProfileSet,
     file_bytes: Option<&[u8]>,
     chain_config: &ChainConfig,
+    enrichment: &enrich::Enrichment,
     mut diagnostics: Diagnostics,
 ) -> FileReport {
     let fifty = TimeDelta::from_micros(50_000);
@@ -462,9 +473,11 @@ pub fn report_tasks(
             e.1 = e.1 + *t;
         }
     }
+    let enricher = enrich::FileEnricher::new(enrichment, &found.context);
     let rows = chains
         .into_iter()
         .map(|(mut c, t)| {
+            let notes = enricher.task(&c);
             c.flags.set(Flags::TRUNCATED_FILE, found.truncated);
             let name = found
                 .thread_names
@@ -474,6 +487,7 @@ pub fn report_tasks(
             let mut row = ReportRow::new(file, name, found.first_ts, c);
             row.task_source = t.source;
             row.loaf = t.loaf.clone();
+            row.notes = notes;
             row
         })
         .collect();

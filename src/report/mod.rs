@@ -99,6 +99,8 @@ pub struct ReportRow {
     pub task_source: &'static str,
     /// The LoAF entry point, for field data with LoAF entries.
     pub loaf: Option<LoafScript>,
+    /// What the enrichment stage added (page, per-frame notes).
+    pub notes: crate::enrich::TaskNotes,
 }
 
 impl ReportRow {
@@ -120,6 +122,7 @@ impl ReportRow {
             chain: c.chain,
             task_source: "trace",
             loaf: None,
+            notes: Default::default(),
         }
     }
     /// The leaf frame (last of the chain).

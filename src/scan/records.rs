@@ -165,6 +165,20 @@ pub enum MarkKind {
     Unfinished,
 }
 
+/// A URL the page's main frame showed from `ts` on: from `TracingStartedInBrowser`
+/// (`args.data.frames[]` without a `parent`), `FrameCommittedInBrowser` and `CommitLoad`
+/// (`args.data.url` of an outermost main frame), `navigationStart`
+/// (`args.data.documentLoaderURL`), or a field bundle's `page`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageUrl {
+    /// When the frame showed it (the event's `ts`).
+    pub ts: Timestamp,
+    /// The renderer that showed it, when the event says.
+    pub pid: Option<Pid>,
+    /// The URL as written.
+    pub url: String,
+}
+
 /// A `Profile` event (`ph` P): opens profile `id` of the thread that emitted it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileEvent {
