@@ -218,6 +218,7 @@ mod tests {
             url: url.into(),
             line,
             column: col,
+            recursion_depth: 1,
         }
     }
 
