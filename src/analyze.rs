@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicU64;
 use rayon::prelude::*;
 
 use crate::chain::{self, ChainConfig, Flags};
+use crate::enrich::{Enrichment, FileContext, FileEnricher};
 use crate::error::AnalyzeError;
 use crate::input::BlockSource;
 use crate::reader::field::{self, TaskEntries};
@@ -36,6 +37,8 @@ pub struct Settings {
     /// Where the scan adds the bytes of this input it has read (as stored: compressed for
     /// gzip), for a progress bar that moves inside a large file.
     pub progress: Option<Arc<AtomicU64>>,
+    /// The enrichment stage's settings.
+    pub enrich: Enrichment,
 }
 
 impl Default for Settings {
@@ -47,6 +50,7 @@ impl Default for Settings {
             lookback_auto: true,
             tasks: None,
             progress: None,
+            enrich: Enrichment::default(),
         }
     }
 }
@@ -177,20 +181,34 @@ fn resolve(
             .max(TimeDelta::from_nanos(interval.as_nanos() * 5 / 2));
     }
     let diagnostics = std::mem::take(&mut rec.diagnostics);
-    let mut rep = resolve_chains(file, &rec, file_bytes, &chain, diagnostics);
+    let context = FileContext {
+        pages: std::mem::take(&mut rec.pages),
+    };
+    let mut rep = resolve_chains(
+        file,
+        &rec,
+        file_bytes,
+        &chain,
+        &s.enrich,
+        &context,
+        diagnostics,
+    );
     rep.events = rec.events;
     rep.broken = rec.broken.take();
     later.keep(rec);
     rep
 }
 
-/// Chains of the recording's long tasks → the file's report (rows, counts, folded
-/// stacks), with `diagnostics` and the chain resolution's own counts of odd input.
+/// Chains of the recording's long tasks → enrichment (with the file's `context`) → the
+/// file's report (rows, counts, folded stacks), with `diagnostics` and the chain
+/// resolution's own counts of odd input.
 pub fn resolve_chains(
     file: &str,
     rec: &Recording,
     file_bytes: Option<&[u8]>,
     chain_config: &ChainConfig,
+    enrichment: &Enrichment,
+    context: &FileContext,
     mut diagnostics: crate::vocab::Diagnostics,
 ) -> FileReport {
     let fifty = TimeDelta::from_micros(50_000);
@@ -238,9 +256,11 @@ pub fn resolve_chains(
             e.1 = e.1 + *t;
         }
     }
+    let enricher = FileEnricher::new(enrichment, context);
     let rows = chains
         .into_iter()
         .map(|(mut c, t)| {
+            let notes = enricher.task(&c);
             c.flags.set(Flags::TRUNCATED_FILE, rec.truncated);
             let name = rec
                 .thread_names
@@ -250,6 +270,7 @@ pub fn resolve_chains(
             let mut row = ReportRow::new(file, name, rec.first_ts, c);
             row.task_source = t.source;
             row.loaf = t.loaf.clone();
+            row.notes = notes;
             row
         })
         .collect();

@@ -212,6 +212,7 @@ impl Common {
                 None => None,
             },
             progress: None,
+            enrich: Default::default(),
         };
         Ok((settings, jobs))
     }

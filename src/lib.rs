@@ -8,8 +8,8 @@
 //! JSON lexer of [`json`]; [`profile`] rebuilds each V8 profile as sample / stack / frame
 //! tables; [`tasks`] finds the top-level tasks of the renderer main threads and keeps the
 //! long ones; [`reader`] makes each input kind (a trace, field data) one [`reader::Recording`];
-//! [`chain`] resolves each long task's call chain and confidence; [`report`] writes CSV,
-//! JSON or NDJSON. [`analyze`] runs one file through those stages; [`batch`] runs many
+//! [`chain`] resolves each long task's call chain and confidence; [`enrich`] adds what the
+//! frames mean (the page, parties); [`report`] writes CSV, JSON or NDJSON. [`analyze`] runs one file through those stages; [`batch`] runs many
 //! files in parallel, writing through [`output`]; [`compare`] and [`gate`] judge the
 //! results. [`vocab`] holds the ids and counts every stage shares.
 
@@ -18,6 +18,7 @@ pub mod batch;
 pub mod chain;
 pub mod cli;
 pub mod compare;
+pub mod enrich;
 pub mod error;
 pub mod gate;
 pub mod input;

@@ -33,7 +33,7 @@ use super::{FoundTask, LoafScript, Recording, TaskSource};
 use crate::error::AnalyzeError;
 use crate::profile::{Origin, ProfileBuilder, ProfileSet};
 use crate::scan::args::{ArgsParser, field, int, micros_as_nanos, text};
-use crate::scan::records::{ChunkData, Node};
+use crate::scan::records::{ChunkData, Node, PageUrl};
 use crate::tasks::TopLevelTask;
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::Diagnostics;
@@ -213,6 +213,8 @@ struct Parsed {
     origin: Timestamp,
     idle: Vec<NodeId>,
     entries: TaskEntries,
+    /// A bundle's `page`: the URL of the page that was profiled.
+    page: Option<String>,
     /// Odd input met while parsing.
     diagnostics: Diagnostics,
 }
@@ -304,6 +306,7 @@ fn profiler_trace(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
         origin: Timestamp::default(),
         idle: vec![no_stack],
         entries: TaskEntries::default(),
+        page: None,
         diagnostics,
     })
 }
@@ -357,6 +360,7 @@ impl Parsed {
             t0: start,
             origin: start,
             entries: TaskEntries::default(),
+            page: None,
             diagnostics,
         }
     }
@@ -513,6 +517,7 @@ fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
                     .ok_or("\"profile\" is not a ProfilerTrace object")?;
                 let mut p = profiler_trace(profile)?;
                 p.entries = TaskEntries::from_value(v);
+                p.page = page_url(v);
                 Ok(p)
             }
             FieldFormat::ProfilerTrace => profiler_trace(v),
@@ -530,6 +535,16 @@ fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
                 Err(_) => "not valid JSON".into(),
             })
         })
+}
+
+/// A bundle's `page`: a URL string (`location.href`), or an object with `url` or `href`.
+fn page_url(v: &BorrowedValue<'_>) -> Option<String> {
+    let page = field(v, "page")?;
+    match page.as_str() {
+        Some(url) => Some(url.to_owned()),
+        None => text(page, "url").or_else(|| text(page, "href")),
+    }
+    .filter(|u| !u.is_empty())
 }
 
 /// The thread field data stands for: the page's (or Node's) main thread.
@@ -699,6 +714,16 @@ pub fn read(
         first_ts: p.origin,
         truncated: false,
         profiles,
+        pages: p
+            .page
+            .take()
+            .map(|url| PageUrl {
+                ts: p.origin,
+                pid: None,
+                url,
+            })
+            .into_iter()
+            .collect(),
         diagnostics,
         events: 0,
         broken: None,

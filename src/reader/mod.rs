@@ -12,6 +12,7 @@ pub mod trace;
 use std::collections::HashMap;
 
 use crate::profile::ProfileSet;
+use crate::scan::records::PageUrl;
 use crate::tasks::{LongTask, TopLevelTask};
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::{Diagnostics, ThreadKey};
@@ -81,6 +82,9 @@ pub struct Recording {
     pub truncated: bool,
     /// The rebuilt profiles.
     pub profiles: ProfileSet,
+    /// The main frame's URLs in `ts` order: a trace's navigations, or a field bundle's
+    /// `page` at its time origin; empty when the input does not say.
+    pub pages: Vec<PageUrl>,
     /// Odd input, by kind.
     pub diagnostics: Diagnostics,
     /// Trace events read (0 for field data).

@@ -62,6 +62,7 @@ pub fn read(
         first_ts: trace.first_ts.unwrap_or_default(),
         truncated: trace.truncated(),
         profiles,
+        pages: std::mem::take(&mut trace.pages),
         diagnostics,
         events: trace.events,
         broken,

@@ -91,6 +91,8 @@ pub struct ReportRow {
     pub task_source: TaskSource,
     /// The LoAF entry point, for field data with LoAF entries.
     pub loaf: Option<LoafScript>,
+    /// What the enrichment stage added (page, per-frame notes).
+    pub notes: crate::enrich::TaskNotes,
 }
 
 impl ReportRow {
@@ -112,6 +114,7 @@ impl ReportRow {
             chain: c.chain,
             task_source: TaskSource::Trace,
             loaf: None,
+            notes: Default::default(),
         }
     }
     /// The leaf frame (last of the chain).

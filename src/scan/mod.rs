@@ -79,6 +79,9 @@ pub struct ScannedTrace {
     /// Renderer pids that hosted the outermost main frame, per `TracingStartedInBrowser`,
     /// `FrameCommittedInBrowser` and `TracingStartedInPage`; empty when the trace does not say.
     pub main_frame_pids: BTreeSet<Pid>,
+    /// The main frame's URLs in `ts` order (see [`records::PageUrl`]); empty when the
+    /// trace does not say.
+    pub pages: Vec<records::PageUrl>,
     /// Smallest `ts` of a non-metadata event.
     pub first_ts: Option<Timestamp>,
     /// Largest `ts + dur` (or `ts`) of a non-metadata event: the trace's end.

@@ -8,7 +8,7 @@ use std::ops::Range;
 use super::chunk::{DeltaSummary, read_deltas, read_samples};
 
 use crate::time::{TimeDelta, Timestamp};
-use crate::vocab::{CallFrame, NodeId, ProfileId, ThreadKey};
+use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ThreadKey};
 
 /// One entry of `cpuProfile.nodes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,6 +107,20 @@ pub enum MarkKind {
     End,
     /// `X` task event without a usable `dur`: still running when tracing stopped.
     Unfinished,
+}
+
+/// A URL the page's main frame showed from `ts` on: from `TracingStartedInBrowser`
+/// (`args.data.frames[]` without a `parent`), `FrameCommittedInBrowser` and `CommitLoad`
+/// (`args.data.url` of an outermost main frame), `navigationStart`
+/// (`args.data.documentLoaderURL`), or a field bundle's `page`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageUrl {
+    /// When the frame showed it (the event's `ts`).
+    pub ts: Timestamp,
+    /// The renderer that showed it, when the event says.
+    pub pid: Option<Pid>,
+    /// The URL as written.
+    pub url: String,
 }
 
 /// A `Profile` event (`ph` P): opens profile `id` of the thread that emitted it.
