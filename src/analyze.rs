@@ -262,6 +262,11 @@ pub fn resolve_chains(
         .map(|(mut c, t)| {
             let notes = enricher.task(&c);
             c.flags.set(Flags::TRUNCATED_FILE, rec.truncated);
+            // In a cut-off file, a thread without a profile may have had one in the part
+            // not written: that is the cut's doing, not the recording's.
+            if rec.truncated && c.status == chain::ChainStatus::NoProfile {
+                c.status = chain::ChainStatus::ProfileCutOff;
+            }
             let name = rec
                 .thread_names
                 .get(&c.task.thread)
