@@ -13,6 +13,7 @@ use super::Pick;
 use super::window::Weighted;
 use crate::profile::{CpuProfile, FrameIndex, FrameKind, StackIndex};
 use crate::time::TimeDelta;
+use crate::vocab::FastMap;
 
 /// How recursion is collapsed before samples are grouped (`--collapse-recursion`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -61,7 +62,7 @@ impl Collapsed {
             nodes: Vec::new(),
             of_stack,
         };
-        let mut index: crate::FastMap<(Option<u32>, FrameIndex), u32> = Default::default();
+        let mut index: FastMap<(Option<u32>, FrameIndex), u32> = Default::default();
         let (mut raw, mut path) = (Vec::new(), Vec::new());
         let mut any = false;
         // In stack order, so node order (the heaviest path's tie-break) follows the stacks'.
@@ -233,7 +234,7 @@ fn collapse(raw: &[FrameIndex], mode: CollapseRecursion, out: &mut Vec<(FrameInd
         CollapseRecursion::All => {
             // The last position of each frame: a frame met again deeper swallows everything
             // up to its innermost call.
-            let mut last: crate::FastMap<FrameIndex, usize> = Default::default();
+            let mut last: FastMap<FrameIndex, usize> = Default::default();
             for (i, &f) in raw.iter().enumerate() {
                 last.insert(f, i);
             }
