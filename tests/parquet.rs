@@ -151,18 +151,29 @@ fn assert_same_table(csv: &Path, pq: &Path, extra: &[(&str, &str)], schema: &str
 
 /// A frame as the `chain` column prints it (SPEC §3: `name (url:line:column)`, the parts
 /// that are known).
-fn frame_text(function: &str, url: &str, line: Option<i64>, column: Option<i64>) -> String {
+fn frame_text(
+    function: &str,
+    url: &str,
+    line: Option<i64>,
+    column: Option<i64>,
+    depth: i64,
+) -> String {
     let mut loc: Vec<String> = Vec::new();
     if !url.is_empty() {
         loc.push(url.to_string());
     }
     loc.extend(line.map(|l| l.to_string()));
     loc.extend(column.map(|c| c.to_string()));
-    if loc.is_empty() {
+    let mut s = if loc.is_empty() {
         function.to_string()
     } else {
         format!("{function} ({})", loc.join(":"))
+    };
+    // Recursive calls merged into the frame (`--collapse-recursion`).
+    if depth > 1 {
+        s += &format!(" ×{depth}");
     }
+    s
 }
 
 /// `chain_frames` spells the `chain` text frame by frame, its last frame is the leaf
@@ -192,6 +203,7 @@ fn assert_frames_match_chain(batch: &RecordBatch, what: &str) {
         let url = s.column(1).as_string::<i32>();
         let line = s.column(2).as_primitive::<Int64Type>();
         let column = s.column(3).as_primitive::<Int64Type>();
+        let merged = s.column(4).as_primitive::<Int64Type>();
         let opt = |a: &arrow_array::Int64Array, i| (!a.is_null(i)).then(|| a.value(i));
         let texts: Vec<String> = (0..s.len())
             .map(|i| {
@@ -200,6 +212,7 @@ fn assert_frames_match_chain(batch: &RecordBatch, what: &str) {
                     url.value(i),
                     opt(line, i),
                     opt(column, i),
+                    merged.value(i),
                 )
             })
             .collect();

@@ -12,11 +12,13 @@
 //! [`Method::HeaviestPath`] replaces steps 3–4 by a descent into the heaviest child stack.
 
 mod heaviest;
+mod recursion;
 mod window;
 
-use crate::profile::{CpuProfile, FrameKind, ProfileSet, StackIndex, WindowSamples};
+use crate::profile::{CpuProfile, FrameIndex, FrameKind, ProfileSet, StackIndex, WindowSamples};
 use crate::tasks::LongTask;
 use crate::time::TimeDelta;
+pub use recursion::CollapseRecursion;
 pub use window::Window;
 
 /// How the target stack is chosen.
@@ -38,7 +40,8 @@ pub enum LowConfidencePolicy {
     Flag,
     /// Leave the row out.
     Drop,
-    /// Resolve again with the heaviest-path method (flag `fallback`).
+    /// Resolve again with the heaviest-path method; its answer replaces the first only
+    /// when it has a JS chain and a higher confidence (then flag `fallback`).
     Fallback,
 }
 
@@ -53,6 +56,8 @@ pub struct ChainConfig {
     pub policy: LowConfidencePolicy,
     /// `--method`.
     pub method: Method,
+    /// `--collapse-recursion`: how stacks are grouped (default direct recursion merged).
+    pub collapse: CollapseRecursion,
     /// Also count the window's samples by stack ([`TaskChain::stacks`]), for `--folded`.
     pub collect_stacks: bool,
     /// Fewer samples than this in the window make a task low confidence whatever its
@@ -70,6 +75,7 @@ impl Default for ChainConfig {
             min_confidence: 0.5,
             policy: LowConfidencePolicy::Flag,
             method: Method::LargestStack,
+            collapse: CollapseRecursion::Direct,
             collect_stacks: false,
             min_samples: 3,
             gap: PROFILE_GAP,
@@ -90,6 +96,10 @@ pub enum ChainStatus {
     NoSamples,
     /// No profile covers the task's thread.
     NoProfile,
+    /// The file was cut off (flag `truncated_file`) and no profile of the part read covers
+    /// the task's thread: the profile's events may have been after the cut, so the
+    /// recording is not to blame.
+    ProfileCutOff,
 }
 
 impl ChainStatus {
@@ -101,13 +111,14 @@ impl ChainStatus {
             ChainStatus::NonJs => "non_js",
             ChainStatus::NoSamples => "no_samples",
             ChainStatus::NoProfile => "no_profile",
+            ChainStatus::ProfileCutOff => "profile_cut_off",
         }
     }
 }
 
 /// Quality notes of one row (SPEC §3 `flags`), as bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Flags(u8);
+pub struct Flags(u16);
 
 impl Flags {
     /// A `B` with no `E`: the task is cut at the trace's end.
@@ -116,14 +127,19 @@ impl Flags {
     pub const TRUNCATED_FILE: Flags = Flags(2);
     /// `t0` taken from the `Profile` event's `ts`.
     pub const PROFILE_START_ON_OTHER_CLOCK: Flags = Flags(4);
-    /// Negative `timeDeltas` inside the window.
+    /// Sorting samples that came out of order (negative `timeDeltas`) changed the answer:
+    /// which samples are in the window, or which of two equal groups is the target.
     pub const SAMPLES_REORDERED: Flags = Flags(8);
     /// No sample for over 10 ms inside the window.
     pub const PROFILE_GAP: Flags = Flags(16);
-    /// Resolved again by heaviest path after a low-confidence result.
+    /// The low-confidence answer was replaced by the heaviest path's, a JS chain with a
+    /// higher confidence.
     pub const FALLBACK: Flags = Flags(32);
+    /// The profile's first sample lies inside the window (after its start): the profiler started during the
+    /// task, whose start it did not see (its own start shows as `(program)`).
+    pub const PROFILE_STARTED_INSIDE: Flags = Flags(64);
 
-    const NAMES: [(Flags, &'static str); 6] = [
+    const NAMES: [(Flags, &'static str); 7] = [
         (Flags::INCOMPLETE, "incomplete"),
         (Flags::TRUNCATED_FILE, "truncated_file"),
         (
@@ -133,6 +149,7 @@ impl Flags {
         (Flags::SAMPLES_REORDERED, "samples_reordered"),
         (Flags::PROFILE_GAP, "profile_gap"),
         (Flags::FALLBACK, "fallback"),
+        (Flags::PROFILE_STARTED_INSIDE, "profile_started_inside"),
     ];
 
     /// Sets `f` when `on`.
@@ -168,6 +185,8 @@ pub struct ChainFrame {
     pub line: Option<u32>,
     /// 1-based column.
     pub column: Option<u32>,
+    /// Calls of this function merged into the frame by `--collapse-recursion` (1: none).
+    pub recursion_depth: u32,
 }
 
 /// The call chain of one long task.
@@ -241,20 +260,37 @@ pub fn resolve(
         Flags::PROFILE_START_ON_OTHER_CLOCK,
         profile.origin.start_on_other_clock,
     );
-    out.flags.set(
-        Flags::SAMPLES_REORDERED,
-        window.contains_any(&samples.reordered),
-    );
     out.flags.set(Flags::PROFILE_GAP, w.has_gap_over(cfg.gap));
+    out.flags.set(
+        Flags::PROFILE_STARTED_INSIDE,
+        profile
+            .first_sample
+            .is_some_and(|t| window.start < t && t < window.end),
+    );
 
     if cfg.collect_stacks {
         out.stacks = folded_stacks(&w);
     }
-    let pick = match cfg.method {
-        Method::LargestStack => w.largest_stack(),
-        Method::HeaviestPath => heaviest::heaviest_path(&w),
+    // With recursion in the window, its samples are grouped by collapsed stacks.
+    let collapsed = recursion::Collapsed::of_window(&w, cfg.collapse);
+    let heaviest = || match &collapsed {
+        Some(c) => c.heaviest(&w),
+        None => heaviest::heaviest_path(&w),
     };
-    apply(&mut out, profile, pick, cfg.min_confidence);
+    let pick = match (cfg.method, &collapsed) {
+        (Method::LargestStack, Some(c)) => c.largest(&w),
+        (Method::LargestStack, None) => w.largest_stack(),
+        (Method::HeaviestPath, _) => heaviest(),
+    };
+    // Sorting out-of-order samples matters only when it moved one across an edge of the
+    // window, or when it could decide a tie between equal groups.
+    out.flags.set(
+        Flags::SAMPLES_REORDERED,
+        window.edge_crossed_backwards(&samples.reordered)
+            || (pick.as_ref().is_some_and(|p| p.tied)
+                && window.holds_backward_step(&samples.reordered)),
+    );
+    apply(&mut out, profile, pick.as_ref(), cfg.min_confidence);
     if out.window_samples < cfg.min_samples {
         out.status = ChainStatus::LowConfidence;
     }
@@ -264,13 +300,17 @@ pub fn resolve(
             LowConfidencePolicy::Drop => return None,
             LowConfidencePolicy::Fallback => {
                 if cfg.method != Method::HeaviestPath {
-                    apply(
-                        &mut out,
-                        profile,
-                        heaviest::heaviest_path(&w),
-                        cfg.min_confidence,
-                    );
-                    out.flags.set(Flags::FALLBACK, true);
+                    let mut alt = out.clone();
+                    apply(&mut alt, profile, heaviest().as_ref(), cfg.min_confidence);
+                    // Only a JS chain more certain than the first answer replaces it.
+                    let js_leaf = !alt.chain.is_empty() && alt.status != ChainStatus::NonJs;
+                    if js_leaf && alt.confidence > out.confidence {
+                        if out.window_samples < cfg.min_samples {
+                            alt.status = ChainStatus::LowConfidence;
+                        }
+                        alt.flags.set(Flags::FALLBACK, true);
+                        out = alt;
+                    }
                 }
             }
         }
@@ -278,22 +318,33 @@ pub fn resolve(
     Some(out)
 }
 
+/// What a pick names: a stack of the profile, or a path of collapsed frames.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// An exact stack.
+    Stack(StackIndex),
+    /// Frames root → leaf, each with the calls merged into it.
+    Collapsed(Vec<(FrameIndex, u32)>),
+}
+
 /// A chosen stack with its sample count and time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pick {
     /// The target stack.
-    pub stack: StackIndex,
+    pub target: Target,
     /// Samples counted for it.
     pub samples: usize,
     /// Their time in the window.
     pub time: TimeDelta,
+    /// Another group has as many samples (the tie went to the earliest).
+    pub tied: bool,
 }
 
 /// Fills the row from a pick and sets its status: `low_confidence` below
-/// `min_confidence` (or with nothing picked), else `non_js` for a VM-state leaf (the task
+/// `min_confidence` (or with nothing picked, or an empty chain), else `non_js` for a VM-state leaf (the task
 /// was mostly native work), else `ok`. Confidence is compared as reported (3 decimals), so
 /// a row shown as 0.950 is never below a minimum of 0.95.
-fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<Pick>, min_confidence: f64) {
+fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<&Pick>, min_confidence: f64) {
     let dur = out.task.dur;
     let Some(pick) = pick else {
         out.target_samples = 0;
@@ -310,9 +361,19 @@ fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<Pick>, min_conf
     } else {
         0.0
     };
-    out.chain = chain_frames(profile, pick.stack);
-    let leaf_kind = profile.frames.kind(profile.stacks.frame(pick.stack));
-    out.status = if round_confidence(out.confidence) < min_confidence {
+    let leaf = match &pick.target {
+        Target::Stack(s) => {
+            out.chain = chain_frames(profile, *s);
+            profile.stacks.frame(*s)
+        }
+        Target::Collapsed(path) => {
+            out.chain = recursion::collapsed_frames(profile, path);
+            path.last().expect("a collapsed path has a frame").0
+        }
+    };
+    let leaf_kind = profile.frames.kind(leaf);
+    // A row is never `ok` without a chain: a target stack of `(root)` alone names nothing.
+    out.status = if round_confidence(out.confidence) < min_confidence || out.chain.is_empty() {
         ChainStatus::LowConfidence
     } else if leaf_kind.is_vm_state() {
         ChainStatus::NonJs
@@ -363,19 +424,21 @@ impl ChainFrame {
     pub fn write_text(&self, out: &mut String) {
         use std::fmt::Write;
         out.push_str(&self.function);
-        if self.url.is_empty() && self.line.is_none() {
-            return;
-        }
-        out.push_str(" (");
-        out.push_str(&self.url);
-        if let Some(l) = self.line {
-            let sep = if self.url.is_empty() { "" } else { ":" };
-            let _ = write!(out, "{sep}{l}");
-            if let Some(c) = self.column {
-                let _ = write!(out, ":{c}");
+        if !(self.url.is_empty() && self.line.is_none()) {
+            out.push_str(" (");
+            out.push_str(&self.url);
+            if let Some(l) = self.line {
+                let sep = if self.url.is_empty() { "" } else { ":" };
+                let _ = write!(out, "{sep}{l}");
+                if let Some(c) = self.column {
+                    let _ = write!(out, ":{c}");
+                }
             }
+            out.push(')');
         }
-        out.push(')');
+        if self.recursion_depth > 1 {
+            let _ = write!(out, " ×{}", self.recursion_depth);
+        }
     }
 }
 
@@ -386,23 +449,29 @@ pub fn chain_frames(profile: &CpuProfile, stack: StackIndex) -> Vec<ChainFrame> 
     while let Some(s) = cur {
         let f = profile.stacks.frame(s);
         if profile.frames.kind(f) != FrameKind::Root {
-            let cf = profile.frames.get(f);
-            let one_based = |v: i32| u32::try_from(v).ok().map(|v| v + 1);
-            frames.push(ChainFrame {
-                function: if cf.function_name.is_empty() {
-                    "(anonymous)".to_string()
-                } else {
-                    cf.function_name.clone()
-                },
-                url: cf.url.clone(),
-                line: one_based(cf.line_number),
-                column: one_based(cf.column_number),
-            });
+            frames.push(chain_frame(profile, f));
         }
         cur = profile.stacks.parent(s);
     }
     frames.reverse();
     frames
+}
+
+/// Frame `f` as reports show it (1-based line and column; `(anonymous)` for no name).
+fn chain_frame(profile: &CpuProfile, f: FrameIndex) -> ChainFrame {
+    let cf = profile.frames.get(f);
+    let one_based = |v: i32| u32::try_from(v).ok().map(|v| v + 1);
+    ChainFrame {
+        function: if cf.function_name.is_empty() {
+            "(anonymous)".to_string()
+        } else {
+            cf.function_name.clone()
+        },
+        url: cf.url.clone(),
+        line: one_based(cf.line_number),
+        column: one_based(cf.column_number),
+        recursion_depth: 1,
+    }
 }
 
 /// A profile picked for a task: the profile, the samples read for the window, and the rows

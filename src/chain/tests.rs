@@ -2,9 +2,10 @@
 
 use super::*;
 use crate::profile::{Origin, ProfileBuilder, ProfileSet, SampleTable};
-use crate::scan::Diagnostics;
-use crate::scan::records::{CallFrame, ChunkData, Node, NodeId, Pid, ProfileId, ThreadKey, Tid};
+use crate::scan::records::{ChunkData, Node};
 use crate::time::Timestamp;
+use crate::vocab::Diagnostics;
+use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ThreadKey, Tid};
 
 const T: ThreadKey = ThreadKey {
     pid: Pid(1),
@@ -109,7 +110,8 @@ fn tie_goes_to_earliest_group_and_window_is_half_open() {
             function: "b".into(),
             url: "app.js".into(),
             line: Some(10),
-            column: Some(1)
+            column: Some(1),
+            recursion_depth: 1,
         }
     );
 }
@@ -197,14 +199,18 @@ fn recursion() -> (ProfileSet, LongTask) {
 #[test]
 fn largest_stack_low_confidence_is_flagged_or_dropped() {
     let (ps, t) = recursion();
-    let c = resolve(&t, &ps, None, &ChainConfig::default()).unwrap();
+    let exact = ChainConfig {
+        collapse: CollapseRecursion::None,
+        ..ChainConfig::default()
+    };
+    let c = resolve(&t, &ps, None, &exact).unwrap();
     // g: 3 samples, 30 of 70 µs = 0.4286 < 0.5.
     assert_eq!(names(&c), ["g"]);
     assert_eq!(c.status, ChainStatus::LowConfidence);
     assert!((c.confidence - 30.0 / 70.0).abs() < 1e-12);
     let drop = ChainConfig {
         policy: LowConfidencePolicy::Drop,
-        ..ChainConfig::default()
+        ..exact
     };
     assert_eq!(resolve(&t, &ps, None, &drop), None);
 }
@@ -215,6 +221,7 @@ fn heaviest_path_descends_while_child_holds_half() {
     let cfg = ChainConfig {
         method: Method::HeaviestPath,
         min_confidence: 0.4,
+        collapse: CollapseRecursion::None,
         ..ChainConfig::default()
     };
     let c = resolve(&t, &ps, None, &cfg).unwrap();
@@ -226,13 +233,189 @@ fn heaviest_path_descends_while_child_holds_half() {
 
     let fallback = ChainConfig {
         policy: LowConfidencePolicy::Fallback,
+        collapse: CollapseRecursion::None,
         ..ChainConfig::default()
     };
     let c = resolve(&t, &ps, None, &fallback).unwrap();
-    assert_eq!(names(&c), ["f", "f"]);
-    assert!(c.flags.contains(Flags::FALLBACK));
-    // 30 / 70 is still below 0.5.
+    // The heaviest path's 30 / 70 is no better than g's 30 / 70: the first answer stays.
+    assert_eq!(names(&c), ["g"]);
+    assert!(!c.flags.contains(Flags::FALLBACK));
     assert_eq!(c.status, ChainStatus::LowConfidence);
+}
+
+#[test]
+fn direct_recursion_is_one_group_with_its_depth() {
+    // f, f>f ×2, f>f>f: with direct recursion collapsed, one group f of 4 samples, 40 of
+    // 70 µs = 0.571: ok (exact stacks: g's 3 samples win with 0.429, low confidence).
+    let (ps, t) = recursion();
+    for method in [Method::LargestStack, Method::HeaviestPath] {
+        for collapse in [CollapseRecursion::Direct, CollapseRecursion::All] {
+            let cfg = ChainConfig {
+                method,
+                collapse,
+                ..ChainConfig::default()
+            };
+            let c = resolve(&t, &ps, None, &cfg).unwrap();
+            assert_eq!(names(&c), ["f"], "{method:?} {collapse:?}");
+            assert_eq!((c.target_samples, c.status), (4, ChainStatus::Ok));
+            assert_eq!(c.stack_time, TimeDelta::from_micros(40));
+            // The deepest of the merged stacks: f > f > f.
+            assert_eq!(c.chain[0].recursion_depth, 3);
+            assert_eq!(c.chain[0].text(), "f (app.js:10:1) ×3");
+        }
+    }
+}
+
+#[test]
+fn mutual_recursion_collapses_only_with_all() {
+    // a > even > odd > even > odd > leaf, samples on each depth of the even/odd ladder and
+    // 3 on leaf, every sample 10 µs of 80.
+    let nodes = vec![
+        node(1, None, "(root)"),
+        node(2, Some(1), "a"),
+        node(3, Some(2), "even"),
+        node(4, Some(3), "odd"),
+        node(5, Some(4), "even"),
+        node(6, Some(5), "odd"),
+        node(7, Some(6), "leaf"),
+        node(8, Some(4), "leaf"),
+    ];
+    let ps = profile_set(
+        nodes,
+        &[
+            (0, 3),
+            (10, 4),
+            (20, 5),
+            (30, 6),
+            (40, 7),
+            (50, 7),
+            (60, 8),
+            (70, 8),
+            (80, 1),
+        ],
+        None,
+    );
+    // Direct: nothing repeats its caller; the largest exact stack is a>even>odd>even>odd>
+    // leaf (2 samples, tied with ...>odd>leaf, earlier): 20 / 80, low confidence.
+    let c = resolve(&task(0, 80), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(names(&c), ["a", "even", "odd", "even", "odd", "leaf"]);
+    assert_eq!(
+        (c.target_samples, c.status),
+        (2, ChainStatus::LowConfidence)
+    );
+    // All: greedy from the outermost frame, each function swallows the frames up to its
+    // innermost call: a>even>odd>even>odd>leaf is a > even ×2 > odd > leaf, which is the
+    // same path (depth aside) as a>even>odd>leaf: one group of the 4 leaf samples,
+    // 40 / 80 = 0.5, ok; even shown at its deepest, ×2.
+    let all = ChainConfig {
+        collapse: CollapseRecursion::All,
+        ..ChainConfig::default()
+    };
+    let c = resolve(&task(0, 80), &ps, None, &all).unwrap();
+    assert_eq!(names(&c), ["a", "even", "odd", "leaf"]);
+    assert_eq!((c.target_samples, c.status), (4, ChainStatus::Ok));
+    assert_eq!(c.chain[1].recursion_depth, 2);
+}
+
+fn a_bcd() -> Vec<Node> {
+    vec![
+        node(1, None, "(root)"),
+        node(2, Some(1), "a"),
+        node(3, Some(2), "b"),
+        node(4, Some(2), "c"),
+        node(5, Some(2), "d"),
+        node(6, Some(1), "e"),
+        node(7, Some(1), "(program)"),
+    ]
+}
+
+#[test]
+fn fallback_replaces_only_with_a_more_certain_js_chain() {
+    // a > b 2 samples, a > c 2, a > d 1, each 10 µs of a 50 µs task. Largest group: b
+    // (tie with c, b first), 20 / 50 = 0.4: low confidence. Heaviest path: (root) 50 →
+    // a 50 → b 20 < 25: stops at a, 50 / 50 = 1.0, ok.
+    let ps = profile_set(
+        a_bcd(),
+        &[(0, 3), (10, 4), (20, 3), (30, 4), (40, 5), (50, 1)],
+        None,
+    );
+    let fallback = ChainConfig {
+        policy: LowConfidencePolicy::Fallback,
+        ..ChainConfig::default()
+    };
+    let c = resolve(&task(0, 50), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(
+        (names(&c), c.status),
+        (vec!["a", "b"], ChainStatus::LowConfidence)
+    );
+    let c = resolve(&task(0, 50), &ps, None, &fallback).unwrap();
+    assert_eq!(names(&c), ["a"]);
+    assert_eq!((c.target_samples, c.confidence), (5, 1.0));
+    assert_eq!(c.status, ChainStatus::Ok);
+    assert_eq!(c.flags.to_text(), "fallback");
+
+    // (program) 3 samples, e 2 (of 60 µs): largest group (program) 30 / 60 = 0.5 is
+    // non_js, not low; with a 0.6 minimum it is low, and the heaviest path (root) 60 →
+    // (program) 30 ≥ 30 is a VM state: not a JS chain, so it replaces nothing.
+    let ps = profile_set(
+        a_bcd(),
+        &[(0, 7), (10, 6), (20, 7), (30, 6), (40, 7), (50, 3), (60, 1)],
+        None,
+    );
+    let strict = ChainConfig {
+        min_confidence: 0.6,
+        ..fallback
+    };
+    let c = resolve(&task(0, 60), &ps, None, &strict).unwrap();
+    assert_eq!(
+        (names(&c), c.status),
+        (vec!["(program)"], ChainStatus::LowConfidence)
+    );
+    assert!(!c.flags.contains(Flags::FALLBACK));
+}
+
+#[test]
+fn heaviest_path_never_stops_at_the_root() {
+    // (root) 50: a 20, e 20, (program) 10: no child holds half. The path goes past
+    // (root) into its heaviest child (a, tied with e, interned first) and stops there:
+    // a chain, 20 / 50 = 0.4, low confidence — never an empty chain at 1.0.
+    let ps = profile_set(
+        a_bcd(),
+        &[(0, 2), (10, 6), (20, 2), (30, 6), (40, 7), (50, 1)],
+        None,
+    );
+    for policy in [LowConfidencePolicy::Flag, LowConfidencePolicy::Fallback] {
+        for method in [Method::HeaviestPath, Method::LargestStack] {
+            let cfg = ChainConfig {
+                method,
+                policy,
+                ..ChainConfig::default()
+            };
+            let c = resolve(&task(0, 50), &ps, None, &cfg).unwrap();
+            assert_eq!(names(&c), ["a"], "{method:?} {policy:?}");
+            assert_eq!(c.confidence, 0.4);
+            assert_eq!(c.status, ChainStatus::LowConfidence);
+        }
+    }
+    // Samples on (root) itself (an empty stack): the largest group names no function, so
+    // the row is low confidence however much time it holds.
+    let ps = profile_set(a_bcd(), &[(0, 1), (10, 1), (20, 1), (30, 2), (40, 1)], None);
+    let c = resolve(&task(0, 50), &ps, None, &ChainConfig::default()).unwrap();
+    assert!(c.chain.is_empty());
+    assert_eq!((c.confidence, c.status), (0.8, ChainStatus::LowConfidence));
+}
+
+#[test]
+fn profile_started_inside_when_its_first_sample_is_in_the_window() {
+    let ps = profile_set(abc(), &[(20, 3), (30, 3), (40, 3), (50, 3)], None);
+    let c = resolve(&task(0, 60), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(c.flags.to_text(), "profile_started_inside");
+    // A first sample exactly at the task's start saw all of it.
+    let c = resolve(&task(20, 40), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(c.flags.to_text(), "");
+    // A later task: the profile was running before it.
+    let c = resolve(&task(30, 25), &ps, None, &ChainConfig::default()).unwrap();
+    assert!(!c.flags.contains(Flags::PROFILE_STARTED_INSIDE));
 }
 
 #[test]
@@ -278,13 +461,27 @@ fn flags_for_gaps_and_reordered_samples() {
     let c = resolve(&task(0, 20_000), &ps, None, &ChainConfig::default()).unwrap();
     assert!(c.flags.contains(Flags::PROFILE_GAP));
     assert!(!c.flags.contains(Flags::SAMPLES_REORDERED));
-    // Out of order: 10 then 5 (delta −5).
+    // Out of order: 10 then 5 (delta −5), all b. Inside [0, 30) sorting changes nothing:
+    // the same samples, one group.
     let ps = profile_set(abc(), &[(0, 3), (10, 3), (5, 3), (20, 3)], None);
     let c = resolve(&task(0, 30), &ps, None, &ChainConfig::default()).unwrap();
-    assert!(c.flags.contains(Flags::SAMPLES_REORDERED));
+    assert_eq!(c.flags.to_text(), "");
+    // [0, 8): read in file order, 0 and 10 (out) then 5 (back in): the step 10 → 5
+    // crosses the end at 8, so which samples are in the window depends on the sort.
+    let c = resolve(&task(0, 8), &ps, None, &ChainConfig::default()).unwrap();
     assert_eq!(c.flags.to_text(), "samples_reordered");
+    // [7, 30): the step crosses the start.
+    let c = resolve(&task(7, 23), &ps, None, &ChainConfig::default()).unwrap();
+    assert!(c.flags.contains(Flags::SAMPLES_REORDERED));
     let outside = resolve(&task(100, 30), &ps, None, &ChainConfig::default()).unwrap();
     assert!(!outside.flags.contains(Flags::SAMPLES_REORDERED));
+    // b 0, c 10, c 5, b 20: two groups of 2; sorted, c's first sample (5) is not the
+    // earliest (0 is b's) either way, but the order decides ties, so the step inside
+    // the window is flagged.
+    let ps = profile_set(abc(), &[(0, 3), (10, 4), (5, 4), (20, 3)], None);
+    let c = resolve(&task(0, 30), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(names(&c), ["a", "b"]);
+    assert!(c.flags.contains(Flags::SAMPLES_REORDERED));
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //! µs, as the CSV prints them), `confidence` `Float64`, text `Utf8`. A CSV's empty field is
 //! a null where it means "none" (no leaf, no LoAF entry, no error, no share). The task
 //! table adds `trace_id` (see [`crate::input::identity`]) after `file`, `flags` is a list
-//! of names, and `chain_frames` (a list of `{function, url, line, column}` structs, root
-//! first, lines and columns 1-based) stands beside the flat `chain` text.
+//! of names, and `chain_frames` (a list of `{function, url, line, column,
+//! recursion_depth}` structs, root first, lines and columns 1-based, `recursion_depth` 1
+//! for a frame that merges no recursive calls) stands beside the flat `chain` text.
 //!
 //! Rows are written as the files finish: one Arrow batch per input file, a row group
 //! closed once [`ROW_GROUP_BYTES`] are buffered, so memory stays bounded by the largest
@@ -127,6 +128,7 @@ fn frame_fields() -> Fields {
         utf8("url", false),
         int64("line", true),
         int64("column", true),
+        int64("recursion_depth", false),
     ])
 }
 
@@ -213,6 +215,7 @@ impl TaskColumns {
                 Box::new(StringBuilder::new()),
                 Box::new(Int64Builder::new()),
                 Box::new(Int64Builder::new()),
+                Box::new(Int64Builder::new()),
             ],
         );
         TaskColumns {
@@ -293,10 +296,11 @@ impl TaskColumns {
             };
             int(frames, 2, f.line);
             int(frames, 3, f.column);
+            int(frames, 4, Some(f.recursion_depth));
             frames.append(true);
         }
         self.chain_frames.append(true);
-        self.task_source.append_value(r.task_source);
+        self.task_source.append_value(r.task_source.as_str());
         self.loaf_invoker.append_option(loaf.map(|l| &l.invoker));
         self.loaf_source_url
             .append_option(loaf.map(|l| &l.source_url));
@@ -547,8 +551,9 @@ pub fn write_aggregate(
 mod tests {
     use super::*;
     use crate::chain::{ChainFrame, ChainStatus, Flags};
-    use crate::scan::records::{Pid, ThreadKey, Tid};
+    use crate::reader::TaskSource;
     use crate::time::{TimeDelta, Timestamp};
+    use crate::vocab::{Pid, ThreadKey, Tid};
 
     fn row(file: &str, ts_us: i64) -> ReportRow {
         // A URL of 64 KB that zstd cannot shrink much, so that a row group is more than
@@ -583,9 +588,11 @@ mod tests {
                 url,
                 line: Some(3),
                 column: None,
+                recursion_depth: 1,
             }],
-            task_source: "trace",
+            task_source: TaskSource::Trace,
             loaf: None,
+            notes: Default::default(),
             trace_id: Some("id".into()),
         }
     }

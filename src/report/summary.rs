@@ -4,8 +4,8 @@ use std::io::Write;
 
 use super::TableFormat;
 use super::parquet::SummaryParquet;
-use crate::FileReport;
 use crate::chain::round_confidence;
+use crate::report::FileReport;
 
 /// The columns, in order. Times in ms with 3 decimals; `attributed_share` is the share of
 /// long-task time in rows with status `ok` (empty without long tasks).
@@ -28,7 +28,7 @@ pub const COLUMNS: [&str; 14] = [
 
 /// The share of long-task time in rows with status `ok`, rounded to 3 decimals; `None`
 /// without long tasks.
-pub fn attributed_share(s: &crate::FileStats) -> Option<f64> {
+pub fn attributed_share(s: &crate::report::FileStats) -> Option<f64> {
     (s.long_task_time.as_nanos() > 0).then(|| {
         round_confidence(s.attributed_time.as_nanos() as f64 / s.long_task_time.as_nanos() as f64)
     })
