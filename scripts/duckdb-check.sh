@@ -16,8 +16,8 @@ python3 -m venv "$work/venv"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check --no-cache-dir duckdb
 
 # The corpus: every sample trace that runs with default flags, as a list of paths.
-for d in samples/*/; do
-  [ -e "$d/args" ] || ls "$d"trace.* | head -1
+for t in samples/*/trace.*; do
+  [ -e "$(dirname "$t")/args" ] || echo "$t"
 done > "$work/files.txt"
 shards=3
 for i in $(seq 0 $((shards - 1))); do

@@ -13,8 +13,8 @@ n=${1:-4}
 tc=$(realpath "${2:-target/release/taskchain}")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for d in samples/*/; do
-  [ -e "$d/args" ] || ls "$d"trace.* | head -1
+for t in samples/*/trace.*; do
+  [ -e "$(dirname "$t")/args" ] || echo "$t"
 done > "$work/files.txt"
 
 pids=()

@@ -24,7 +24,13 @@ fn cases() -> Vec<String> {
         std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"))
             .unwrap()
             .filter_map(|e| e.ok())
-            .filter(|e| e.path().is_dir())
+            // Case folders hold one `trace.*` (compare-builds holds sets of runs).
+            .filter(|e| {
+                std::fs::read_dir(e.path()).is_ok_and(|d| {
+                    d.flatten()
+                        .any(|f| f.file_name().to_string_lossy().starts_with("trace."))
+                })
+            })
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
     v.sort();

@@ -21,7 +21,13 @@ fn corpus() -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
+        // Case folders hold one `trace.*` (compare-builds holds sets of runs).
+        .filter(|e| {
+            std::fs::read_dir(e.path()).is_ok_and(|d| {
+                d.flatten()
+                    .any(|f| f.file_name().to_string_lossy().starts_with("trace."))
+            })
+        })
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|case| common::case_args(case).is_empty())
         .map(|case| common::trace_path(&case))
