@@ -5,14 +5,16 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::chain::{ChainConfig, LowConfidencePolicy, Method};
+use crate::analyze::Settings;
+use crate::batch::{Config, Outputs};
+use crate::chain::{ChainConfig, CollapseRecursion, LowConfidencePolicy, Method};
+use crate::compare::CompareConfig;
 use crate::gate::Budget;
 use crate::report::Format;
 use crate::report::aggregate::AggregateBy;
 use crate::report::folded::FoldedWeight;
 use crate::tasks::Scope;
 use crate::time::TimeDelta;
-use crate::{Config, Outputs, Settings};
 
 /// More threads than this only add overhead (each is a rayon worker with its own stack).
 const MAX_JOBS: usize = 256;
@@ -122,6 +124,11 @@ pub struct Common {
     /// How the target stack is chosen.
     #[arg(long, value_enum, default_value_t = Method::LargestStack, global = true)]
     pub method: Method,
+    /// How recursion is collapsed before samples are grouped: `direct` merges a frame that
+    /// repeats its caller's function, `all` any function met again deeper, `none` keeps the
+    /// exact stacks.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = CollapseRecursion::Direct, global = true)]
+    pub collapse_recursion: CollapseRecursion,
     /// No progress bar, warnings or summary on stderr (errors are still printed).
     #[arg(short, long, global = true)]
     pub quiet: bool,
@@ -158,27 +165,6 @@ pub struct CompareArgs {
     /// Also write a Markdown report.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-}
-
-/// The resolved `compare` command.
-#[derive(Clone, Debug)]
-pub struct CompareConfig {
-    /// Baseline paths.
-    pub base: Vec<PathBuf>,
-    /// Candidate paths.
-    pub candidate: Vec<PathBuf>,
-    /// `--fail-on-regression` in percent.
-    pub fail_on_regression: Option<f64>,
-    /// CSV output (`None`: standard output).
-    pub output: Option<PathBuf>,
-    /// Markdown output.
-    pub markdown: Option<PathBuf>,
-    /// Analysis settings.
-    pub analysis: Settings,
-    /// Threads.
-    pub jobs: usize,
-    /// Quiet.
-    pub quiet: bool,
 }
 
 /// What the command line asks for.
@@ -220,12 +206,15 @@ impl Common {
                 min_confidence: self.min_confidence,
                 policy: self.on_low_confidence,
                 method: self.method,
+                collapse: self.collapse_recursion,
                 collect_stacks: false,
                 ..ChainConfig::default()
             },
             lookback_auto: self.lookback_ms.is_none(),
             tasks: match &self.tasks {
-                Some(p) => Some(std::sync::Arc::new(crate::field::TaskEntries::read(p)?)),
+                Some(p) => Some(std::sync::Arc::new(
+                    crate::reader::field::TaskEntries::read(p)?,
+                )),
                 None => None,
             },
             progress: None,
