@@ -13,6 +13,7 @@ pub mod batch;
 pub mod chain;
 pub mod cli;
 pub mod compare;
+pub mod enrich;
 pub mod error;
 pub mod field;
 pub mod gate;
@@ -102,6 +103,9 @@ pub struct Settings {
     /// Where the scan adds the bytes of this input it has read (as stored: compressed for
     /// gzip), for a progress bar that moves inside a large file.
     pub progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Source maps (`--source-maps`, `--chain-names`) and the maps decoded this run,
+    /// shared by the batch's files. Maps embedded in a trace are used without options.
+    pub symbolicator: std::sync::Arc<enrich::symbolicate::Symbolicator>,
 }
 
 impl Default for Settings {
@@ -113,6 +117,7 @@ impl Default for Settings {
             lookback_auto: true,
             tasks: None,
             progress: None,
+            symbolicator: Default::default(),
         }
     }
 }
@@ -164,6 +169,10 @@ pub struct FileStats {
     pub profiles: usize,
     /// Samples in those profiles.
     pub samples: u64,
+    /// Frames with a script URL and line in the long tasks' chains.
+    pub frames: u32,
+    /// Of those, frames a source map gave an original position.
+    pub frames_symbolicated: u32,
 }
 
 /// Why one file's bytes could not be analysed (the caller adds the path).
@@ -231,7 +240,19 @@ pub fn analyze_bytes_sparing(
         .map_err(AnalyzeError::from)?;
     timer.lap("scan");
     no_trace_events(&trace)?;
-    Ok(analyze_scanned(file, trace, Some(bytes), s, &timer, spare))
+    let metadata = envelope::metadata_range(bytes, start, trace.closed_at.map(|c| c as usize));
+    let embedded = metadata
+        .map(|(a, b)| enrich::symbolicate::embedded_maps(&bytes[a..b]))
+        .unwrap_or_default();
+    Ok(analyze_scanned(
+        file,
+        trace,
+        Some(bytes),
+        &embedded,
+        s,
+        &timer,
+        spare,
+    ))
 }
 
 /// Refuses an array none of whose objects is a trace event (none has a `ph`): a
@@ -283,7 +304,7 @@ pub fn analyze_stream_sparing(
     };
     timer.lap("scan");
     no_trace_events(&trace)?;
-    let mut rep = analyze_scanned(file, trace, None, s, &timer, spare);
+    let mut rep = analyze_scanned(file, trace, None, &[], s, &timer, spare);
     if let Some(e) = stream_error {
         // flate2 reports a CRC or length mismatch at the end of a member as a checksum error.
         rep.diagnostics.note(if e.to_string().contains("checksum") {
@@ -321,6 +342,7 @@ fn analyze_scanned(
     file: &str,
     mut trace: scan::ScannedTrace,
     file_bytes: Option<&[u8]>,
+    embedded: &[enrich::symbolicate::EmbeddedMap],
     s: &Settings,
     timer: &Timer<'_>,
     spare: &mut Spare,
@@ -374,6 +396,14 @@ fn analyze_scanned(
         diagnostics,
     );
     timer.lap("chains");
+    s.symbolicator.symbolicate(
+        &mut rep,
+        enrich::symbolicate::TraceMaps {
+            scripts: &trace.scripts,
+            embedded,
+        },
+    );
+    timer.lap("symbolicate");
     rep.events = trace.events;
     rep.broken = broken;
     spare.keep(profiles);
@@ -435,6 +465,8 @@ pub fn report_tasks(
         attributed_time: TimeDelta::ZERO,
         profiles: profiles.profiles.len(),
         samples: profiles.profiles.iter().map(|p| p.sample_count).sum(),
+        frames: 0,
+        frames_symbolicated: 0,
     };
     let chains: Vec<(chain::TaskChain, &FoundTask)> = found
         .tasks

@@ -109,7 +109,9 @@ fn tie_goes_to_earliest_group_and_window_is_half_open() {
             function: "b".into(),
             url: "app.js".into(),
             line: Some(10),
-            column: Some(1)
+            column: Some(1),
+            script_id: "1".into(),
+            original: None,
         }
     );
 }

@@ -244,3 +244,66 @@ mod tests {
         );
     }
 }
+
+/// The byte range of the top-level `metadata` value of a `{"traceEvents": [...]}` trace:
+/// among the keys before the event array (`b[..start]`, where DevTools writes it), or
+/// after its closing `]` at `closed_at` (where Chrome writes it). `None` when absent or
+/// when the envelope around it is not well-formed JSON.
+pub fn metadata_range(b: &[u8], start: usize, closed_at: Option<usize>) -> Option<(usize, usize)> {
+    // Keys of the object from `i` (just past `{` or past a value), up to `stop`.
+    let find = |mut i: usize, stop: usize| -> Option<(usize, usize)> {
+        loop {
+            i = skip_ws(b, i);
+            match *b.get(i)? {
+                b',' => i += 1,
+                b'"' => {
+                    let quote = string_end(b, i + 1).ok()?;
+                    let key = &b[i + 1..quote];
+                    i = skip_ws(b, quote + 1);
+                    if b.get(i) != Some(&b':') {
+                        return None;
+                    }
+                    i = skip_ws(b, i + 1);
+                    if i >= stop || key == b"traceEvents" {
+                        return None;
+                    }
+                    let end = skip_value(b, i).ok()?;
+                    if key == b"metadata" {
+                        return Some((i, end));
+                    }
+                    i = end;
+                }
+                _ => return None,
+            }
+        }
+    };
+    let open = skip_ws(b, 0);
+    if b.get(open) != Some(&b'{') {
+        return None;
+    }
+    find(open + 1, start).or_else(|| find(closed_at? + 1, b.len()))
+}
+
+#[cfg(test)]
+mod metadata_tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_found_before_or_after_the_events() {
+        let before = br#"{"metadata": {"a": [1, "]"]}, "traceEvents": [{"ph":"X"}]}"#;
+        let Envelope::Events { start, .. } = detect(before).unwrap() else {
+            panic!()
+        };
+        let (s, e) = metadata_range(before, start, None).unwrap();
+        assert_eq!(&before[s..e], br#"{"a": [1, "]"]}"#);
+        let after = br#"{"traceEvents": [{"ph":"X"}], "other": 1, "metadata": {"b": 2}}"#;
+        let close = after.iter().position(|&c| c == b']').unwrap();
+        let Envelope::Events { start, .. } = detect(after).unwrap() else {
+            panic!()
+        };
+        let (s, e) = metadata_range(after, start, Some(close)).unwrap();
+        assert_eq!(&after[s..e], br#"{"b": 2}"#);
+        assert_eq!(metadata_range(after, start, None), None);
+        assert_eq!(metadata_range(b"[{}]", 1, Some(3)), None);
+    }
+}

@@ -28,8 +28,8 @@ pub enum Format {
 }
 
 /// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
-/// (issue 5), empty for traces.
-pub const COLUMNS: [&str; 23] = [
+/// (issue 5), empty for traces, then the leaf's source-map original (empty without one).
+pub const COLUMNS: [&str; 27] = [
     "file",
     "pid",
     "tid",
@@ -53,6 +53,10 @@ pub const COLUMNS: [&str; 23] = [
     "loaf_invoker",
     "loaf_source_url",
     "loaf_function",
+    "leaf_original_function",
+    "leaf_original_source",
+    "leaf_original_line",
+    "leaf_original_column",
 ];
 
 /// The script of a long-animation-frame entry that overlaps a task most: its entry point.
@@ -215,6 +219,7 @@ mod tests {
             url: url.into(),
             line,
             column: col,
+            ..ChainFrame::default()
         }
     }
 

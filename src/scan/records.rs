@@ -10,6 +10,21 @@ use super::chunk::{DeltaSummary, read_deltas, read_samples};
 
 use crate::time::{TimeDelta, Timestamp};
 
+/// A script's source map URL as a V8 source-rundown event gives it (`ScriptCatchup` /
+/// `ScriptCompiled`, category `disabled-by-default-devtools.v8-source-rundown`,
+/// `args.data.{url, sourceMapUrl, scriptId}`). Frames join it by (pid, `scriptId`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptRecord {
+    /// The process.
+    pub pid: Pid,
+    /// `scriptId` as text (as in [`CallFrame::script_id`]).
+    pub script_id: String,
+    /// `url` (empty when none).
+    pub url: String,
+    /// `sourceMapUrl`: as written in the script, relative to `url`, or a `data:` URL.
+    pub source_map_url: String,
+}
+
 /// A process id (`pid`). Strings in hand-made traces are hashed (see `json::integer`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Pid(pub i64);
