@@ -26,10 +26,10 @@ use load::{LoadedMap, MapFolder, path_inside, read_bounded, source_mapping_url, 
 pub use load::{MAX_MAP_BYTES, MAX_SOURCE_BYTES, MapCache};
 pub use names::FunctionIndex;
 
-use crate::FileReport;
-use crate::chain::{ChainFrame, OriginalFrame};
-use crate::scan::records::ScriptRecord;
+use crate::chain::{ChainFrame, OriginalFrame, TaskChain};
+use crate::scan::records::{EmbeddedMap, ScriptRecord};
 use crate::time::TimeDelta;
+use crate::vocab::Diagnostics;
 
 /// Which names chain texts show (`--chain-names`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -78,58 +78,6 @@ impl MapSource {
     }
 }
 
-/// A map the trace carries for a script (`metadata.sourceMaps[]`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct EmbeddedMap {
-    /// The script URL.
-    pub url: String,
-    /// Its map URL as written (may be a `data:` URL).
-    pub source_map_url: String,
-    /// The map's JSON text, when embedded.
-    pub source_map: Option<Vec<u8>>,
-}
-
-/// `metadata.sourceMaps` of a trace: `[{url, sourceMapUrl, sourceMap}]`, where `sourceMap`
-/// is the map object (or its JSON text). `metadata` is the JSON text of the metadata value.
-pub fn embedded_maps(metadata: &[u8]) -> Vec<EmbeddedMap> {
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(rename = "sourceMaps", default)]
-        source_maps: Vec<Entry>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Entry {
-        #[serde(default)]
-        url: String,
-        #[serde(rename = "sourceMapUrl", default)]
-        source_map_url: String,
-        #[serde(rename = "sourceMap")]
-        source_map: Option<Box<serde_json::value::RawValue>>,
-    }
-    let Ok(meta) = serde_json::from_slice::<Meta>(metadata) else {
-        return Vec::new();
-    };
-    meta.source_maps
-        .into_iter()
-        .map(|e| EmbeddedMap {
-            url: e.url,
-            source_map_url: e.source_map_url,
-            source_map: e.source_map.and_then(|raw| {
-                let t = raw.get();
-                if t.starts_with('"') {
-                    serde_json::from_str::<String>(t)
-                        .ok()
-                        .map(String::into_bytes)
-                } else if t.starts_with('{') {
-                    Some(t.as_bytes().to_vec())
-                } else {
-                    None
-                }
-            }),
-        })
-        .collect()
-}
-
 /// The symbolicator of a run: where maps come from and the maps decoded so far, shared by
 /// every trace of a batch (each map is decoded once).
 #[derive(Debug, Default)]
@@ -139,15 +87,6 @@ pub struct Symbolicator {
     /// Which names chain texts show.
     pub chain_names: ChainNames,
     cache: MapCache,
-}
-
-/// What a trace says about its scripts' maps.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct TraceMaps<'a> {
-    /// Source-rundown records.
-    pub scripts: &'a [ScriptRecord],
-    /// `metadata.sourceMaps`.
-    pub embedded: &'a [EmbeddedMap],
 }
 
 impl Symbolicator {
@@ -172,60 +111,84 @@ impl Symbolicator {
         self.cache.decoded()
     }
 
-    /// Fills `original` in every frame of `rep`'s chains that a map covers, rewrites its
-    /// folded stacks with original names, counts `frames_symbolicated`, and adds one
-    /// warning per map that is missing or broken.
-    pub fn symbolicate(&self, rep: &mut FileReport, trace: TraceMaps<'_>) {
-        let no_local = self.mirrors.is_empty() && self.folders.is_empty();
-        let mut frames = 0u32;
-        let mut symbolicated = 0u32;
-        let js = |f: &ChainFrame| !f.url.is_empty() && f.line.is_some();
-        if no_local
-            && trace.embedded.is_empty()
-            && !trace
-                .scripts
+    /// Symbolication of one file's tasks, given what the trace says of its scripts.
+    pub fn file<'a>(
+        &'a self,
+        scripts: &'a [ScriptRecord],
+        embedded: &'a [EmbeddedMap],
+    ) -> FileSymbolication<'a> {
+        let off = self.mirrors.is_empty()
+            && self.folders.is_empty()
+            && embedded.is_empty()
+            && !scripts
                 .iter()
-                .any(|s| s.source_map_url.starts_with("data:"))
-        {
-            frames = rep
-                .rows
-                .iter()
-                .flat_map(|r| &r.chain)
-                .filter(|f| js(f))
-                .count() as u32;
-            rep.stats.frames = frames;
-            return;
+                .any(|s| s.source_map_url.starts_with("data:"));
+        FileSymbolication {
+            maps: (!off).then(|| FileMaps::new(self, scripts, embedded)),
         }
-        let mut file = FileMaps::new(self, trace);
-        for row in &mut rep.rows {
-            let pid = row.thread.pid.0;
-            for f in row.chain.iter_mut().filter(|f| js(f)) {
-                frames += 1;
-                if let Some(o) = file.original(pid, &f.script_id, &f.url, f.line, f.column) {
-                    symbolicated += 1;
-                    f.original = Some(Box::new(o));
-                }
+    }
+}
+
+/// Frames of a task: how many have a script position, and how many got an original.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Frames with a script URL and line.
+    pub frames: u32,
+    /// Of those, frames a map gave an original position.
+    pub symbolicated: u32,
+}
+
+/// One file's symbolication (see [`Symbolicator::file`]).
+pub struct FileSymbolication<'a> {
+    /// `None` when no map can apply (no options, nothing embedded, no `data:` URL).
+    maps: Option<FileMaps<'a>>,
+}
+
+impl FileSymbolication<'_> {
+    /// Fills `original` in every frame of `c`'s chain that a map covers and rewrites its
+    /// folded stacks with the originals (stacks that become one are merged).
+    pub fn task(&mut self, c: &mut TaskChain) -> Counts {
+        let mut n = Counts::default();
+        let pid = c.task.thread.pid.0;
+        for f in c
+            .chain
+            .iter_mut()
+            .filter(|f| !f.url.is_empty() && f.line.is_some())
+        {
+            n.frames += 1;
+            if let Some(maps) = &mut self.maps
+                && let Some(o) = maps.original(pid, &f.script_id, &f.url, f.line, f.column)
+            {
+                n.symbolicated += 1;
+                f.original = Some(Box::new(o));
             }
         }
-        if !rep.stacks.is_empty() {
-            let mut merged: BTreeMap<String, (u64, TimeDelta)> = BTreeMap::new();
-            for (path, n, t) in std::mem::take(&mut rep.stacks) {
+        if let Some(maps) = &mut self.maps
+            && !c.stacks.is_empty()
+        {
+            let mut merged: BTreeMap<String, (u32, TimeDelta)> = BTreeMap::new();
+            for (path, k, t) in std::mem::take(&mut c.stacks) {
                 let new_path = path
                     .split(';')
-                    .map(|frame| file.folded_frame(frame))
+                    .map(|frame| maps.folded_frame(pid, frame))
                     .collect::<Vec<_>>()
                     .join(";");
                 let e = merged.entry(new_path).or_default();
-                e.0 += n;
+                e.0 += k;
                 e.1 = e.1 + t;
             }
-            rep.stacks = merged.into_iter().map(|(p, (n, t))| (p, n, t)).collect();
+            c.stacks = merged.into_iter().map(|(p, (k, t))| (p, k, t)).collect();
         }
-        rep.stats.frames = frames;
-        rep.stats.frames_symbolicated = symbolicated;
-        for w in file.warnings {
-            rep.diagnostics.note(w);
+        n
+    }
+
+    /// Ends the file: one warning per map that was missing or could not be used.
+    pub fn finish(self) -> Diagnostics {
+        let mut d = Diagnostics::default();
+        for w in self.maps.map(|m| m.warnings).unwrap_or_default() {
+            d.note(w);
         }
+        d
     }
 }
 
@@ -242,10 +205,14 @@ struct FileMaps<'s> {
 }
 
 impl<'s> FileMaps<'s> {
-    fn new(sym: &'s Symbolicator, trace: TraceMaps<'s>) -> Self {
+    fn new(
+        sym: &'s Symbolicator,
+        records: &'s [ScriptRecord],
+        embedded: &'s [EmbeddedMap],
+    ) -> Self {
         let mut scripts = HashMap::new();
         let mut by_url = HashMap::new();
-        for s in trace.scripts {
+        for s in records {
             scripts.entry((s.pid.0, s.script_id.as_str())).or_insert(s);
             if !s.url.is_empty() {
                 by_url.entry(s.url.as_str()).or_insert(s);
@@ -255,7 +222,7 @@ impl<'s> FileMaps<'s> {
             sym,
             scripts,
             by_url,
-            embedded: trace.embedded.iter().map(|e| (e.url.as_str(), e)).collect(),
+            embedded: embedded.iter().map(|e| (e.url.as_str(), e)).collect(),
             found: HashMap::new(),
             warned: BTreeSet::new(),
             warnings: Vec::new(),
@@ -287,7 +254,7 @@ impl<'s> FileMaps<'s> {
     }
 
     /// A folded-stack frame (`function (url:line:column)`) with its original.
-    fn folded_frame(&mut self, text: &str) -> String {
+    fn folded_frame(&mut self, pid: i64, text: &str) -> String {
         let parsed = (|| {
             let inner = text.strip_suffix(')')?;
             let at = inner.rfind(" (")?;
@@ -301,10 +268,12 @@ impl<'s> FileMaps<'s> {
         let Some((function, url, line, column)) = parsed else {
             return text.to_string();
         };
-        let (pid, script_id) = self
-            .by_url
-            .get(url)
-            .map_or((0, String::new()), |s| (s.pid.0, s.script_id.clone()));
+        // Folded stacks keep no script ids: the trace's script of that URL in the process.
+        let script_id = self
+            .scripts
+            .values()
+            .find(|s| s.pid.0 == pid && s.url == url)
+            .map_or(String::new(), |s| s.script_id.clone());
         match self.original(pid, &script_id, url, Some(line), Some(column)) {
             Some(o) => {
                 let f = ChainFrame {
@@ -515,19 +484,5 @@ mod tests {
                 .unwrap_err()
                 .contains("cannot be read")
         );
-    }
-
-    #[test]
-    fn embedded_maps_as_objects_or_text() {
-        let meta = br#"{"source":"DevTools","sourceMaps":[{"url":"http://a/x.js","sourceMapUrl":"x.js.map","sourceMap":{"version":3,"sources":[],"names":[],"mappings":""}},{"url":"http://a/y.js","sourceMapUrl":"y.map","sourceMap":"{\"version\":3}"}]}"#;
-        let e = embedded_maps(meta);
-        assert_eq!(e.len(), 2);
-        assert_eq!(e[0].url, "http://a/x.js");
-        assert_eq!(
-            e[0].source_map.as_deref(),
-            Some(&br#"{"version":3,"sources":[],"names":[],"mappings":""}"#[..])
-        );
-        assert_eq!(e[1].source_map.as_deref(), Some(&br#"{"version":3}"#[..]));
-        assert!(embedded_maps(b"{}").is_empty());
     }
 }

@@ -21,9 +21,12 @@ pub use index::{FrameIndex, StackIndex};
 pub use samples::{NodeStacks, Placement, WindowSamples};
 pub use tables::{FrameKind, FrameTable, SampleTable, StackTable};
 
-use crate::scan::records::{Pid, ProfileData, ProfileId, ThreadKey};
-use crate::scan::{Diagnostics, ScannedTrace};
+use crate::scan::records::ProfileData;
+
+use crate::scan::ScannedTrace;
 use crate::time::{TimeDelta, Timestamp};
+use crate::vocab::Diagnostics;
+use crate::vocab::{Pid, ProfileId, ThreadKey};
 
 /// Which thread a profile samples and where its clock starts.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +58,8 @@ pub struct CpuProfile {
     pub placement: Placement,
     /// Number of samples in the whole profile.
     pub sample_count: u64,
+    /// Time of the profile's earliest sample, known node or not (`None` without samples).
+    pub first_sample: Option<Timestamp>,
     /// Time of the profile's latest sample, known node or not (`None` without samples).
     pub last_sample: Option<Timestamp>,
     /// Mean gap between samples over the whole profile, (last − first) / (count − 1), as

@@ -11,6 +11,7 @@ use super::event::{Phase, TraceEvent};
 use super::records::*;
 use super::{ScannedTrace, chunk, is_task_name};
 use crate::time::{TimeDelta, Timestamp};
+use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ProfileKey, ThreadKey, Tid};
 
 /// The diagnostics kind of events without a `ph` (not trace events).
 pub const NO_PHASE: &str = "events without a \"ph\"";
@@ -36,6 +37,8 @@ struct MainFrameCommit {
     frame: Option<String>,
     process_id: Option<i64>,
     pseudo_id: Option<String>,
+    ts: Option<Timestamp>,
+    url: Option<String>,
 }
 
 /// Collects the events that matter from a stream of [`TraceEvent`]s.
@@ -49,6 +52,8 @@ pub struct Collector {
     main_frame_ids: BTreeSet<String>,
     main_frame_pids: BTreeSet<Pid>,
     commits: Vec<MainFrameCommit>,
+    /// Main-frame URLs whose frame needs no check against `main_frame_ids`.
+    pages: Vec<PageUrl>,
     pseudo_pids: HashMap<String, i64>,
     /// The last `ProfileChunk`'s thread and raw `id` bytes, and its key in
     /// `profile_data`: consecutive chunks are nearly always of one profile, and matching
@@ -138,6 +143,7 @@ impl Collector {
             }
             b"FrameCommittedInBrowser" => self.frame_committed(ev),
             b"ScriptCatchup" | b"ScriptCompiled" => self.script(ev),
+            b"CommitLoad" | b"navigationStart" => self.main_frame_load(ev),
             b"ProcessReadyInBrowser" => {
                 if let Some((pseudo, pid)) = self.with_data(ev, |d| {
                     Some((text(d, "processPseudoId")?, int(field(d, "processId")?)?))
@@ -312,7 +318,7 @@ impl Collector {
         }
         let start_time = layout
             .start_time
-            .and_then(|r| super::json::micros_to_nanos(&args[r]))
+            .and_then(|r| crate::json::micros_to_nanos(&args[r]))
             .map(Timestamp::from_nanos);
         let (Some(sr), Some(dr)) = (&layout.samples, &layout.deltas) else {
             if layout.samples.is_some() {
@@ -370,18 +376,54 @@ impl Collector {
                             field(f, "isOutermostMainFrame").and_then(|v| v.as_bool())
                                 != Some(false)
                         })
-                        .map(|f| (text(f, "frame"), field(f, "processId").and_then(int)))
+                        .map(|f| {
+                            (
+                                text(f, "frame"),
+                                field(f, "processId").and_then(int),
+                                text(f, "url"),
+                            )
+                        })
                         .collect::<Vec<_>>(),
                 )
             })
             .unwrap_or_default();
-        for (frame, pid) in mains {
+        for (frame, pid, url) in mains {
             if let Some(frame) = frame {
                 self.main_frame_ids.insert(frame);
             }
             if let Some(pid) = pid {
                 self.main_frame_pids.insert(Pid(pid));
             }
+            if let (Some(url), Some(ts)) = (url, ev.ts()) {
+                self.pages.push(PageUrl {
+                    ts,
+                    pid: pid.map(Pid),
+                    url,
+                });
+            }
+        }
+    }
+
+    /// `CommitLoad` (renderer, `args.data.url`) and `navigationStart`
+    /// (`args.data.documentLoaderURL`) of an outermost main frame: the page's URL where the
+    /// browser process's events are missing (a renderer-only trace).
+    fn main_frame_load(&mut self, ev: &TraceEvent<'_>) {
+        let url = self.with_data(ev, |d| {
+            let flag = |k| field(d, k).and_then(|v| v.as_bool());
+            let main = flag("isOutermostMainFrame")
+                .or_else(|| flag("isMainFrame"))
+                .or_else(|| flag("isLoadingMainFrame"));
+            if main != Some(true) {
+                return None;
+            }
+            text(d, "url").or_else(|| text(d, "documentLoaderURL"))
+        });
+        if let (Some(url), Some(ts)) = (url, ev.ts()) {
+            self.pages.push(PageUrl {
+                ts,
+                pid: Some(Pid(ev.pid())),
+                url,
+            });
         }
     }
 
@@ -394,6 +436,8 @@ impl Collector {
                 frame: text(d, "frame"),
                 process_id: field(d, "processId").and_then(int),
                 pseudo_id: text(d, "processPseudoId"),
+                ts: ev.ts(),
+                url: text(d, "url"),
             })
         });
         self.commits.extend(commit);
@@ -422,6 +466,7 @@ impl Collector {
         self.main_frame_ids.extend(later.main_frame_ids);
         self.main_frame_pids.extend(later.main_frame_pids);
         self.commits.extend(later.commits);
+        self.pages.extend(later.pages);
         self.pseudo_pids.extend(later.pseudo_pids);
     }
 
@@ -443,10 +488,37 @@ impl Collector {
             if let Some(pid) = pid {
                 self.main_frame_pids.insert(Pid(pid));
             }
+            if let (Some(url), Some(ts)) = (&c.url, c.ts) {
+                self.pages.push(PageUrl {
+                    ts,
+                    pid: pid.map(Pid),
+                    url: url.clone(),
+                });
+            }
         }
         self.t.main_frame_pids = self.main_frame_pids;
+        self.t.pages = page_urls(self.pages);
         self.t
     }
+}
+
+/// Main-frame URLs in `ts` order, without blanks (`about:blank`, empty) and without an
+/// entry that repeats the one before it for the same renderer.
+fn page_urls(mut pages: Vec<PageUrl>) -> Vec<PageUrl> {
+    pages.retain(|p| !p.url.is_empty() && !p.url.starts_with("about:"));
+    pages.sort_by_key(|p| p.ts);
+    let mut out: Vec<PageUrl> = Vec::with_capacity(pages.len());
+    for p in pages {
+        // (`<[_]>::iter`: simd-json's prelude has an `iter` for `Vec` too.)
+        let repeat = <[PageUrl]>::iter(&out)
+            .rev()
+            .find(|q| q.pid == p.pid || q.pid.is_none() || p.pid.is_none())
+            .is_some_and(|q| q.url == p.url);
+        if !repeat {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn node(v: &BorrowedValue<'_>) -> Option<Node> {
@@ -595,6 +667,36 @@ mod tests {
         assert_eq!(
             t.main_frame_pids.iter().map(|p| p.0).collect::<Vec<_>>(),
             vec![10, 12]
+        );
+    }
+
+    #[test]
+    fn page_urls_of_the_main_frame_in_ts_order() {
+        let t = collect(&[
+            // Written late, with an earlier ts: sorted by ts.
+            r#"{"args":{"data":{"frame":"A","processId":10,"url":"https://www.shop.test/next"}},"name":"FrameCommittedInBrowser","ph":"I","pid":1,"tid":1,"ts":50}"#,
+            r#"{"args":{"data":{"frames":[{"frame":"A","processId":10,"url":"https://www.shop.test/"},{"frame":"B","parent":"A","processId":11,"url":"https://ads.example/"}]}},"name":"TracingStartedInBrowser","ph":"I","pid":1,"tid":1,"ts":5}"#,
+            // A subframe, another frame tree, a blank page and a repeat: none is the page.
+            r#"{"args":{"data":{"frame":"B","parent":"A","processId":11,"url":"https://ads.example/2"}},"name":"FrameCommittedInBrowser","ph":"I","pid":1,"tid":1,"ts":20}"#,
+            r#"{"args":{"data":{"frame":"C","processId":13,"url":"https://other.test/"}},"name":"FrameCommittedInBrowser","ph":"I","pid":1,"tid":1,"ts":21}"#,
+            r#"{"args":{"data":{"frame":"A","processId":10,"url":"about:blank"}},"name":"FrameCommittedInBrowser","ph":"I","pid":1,"tid":1,"ts":22}"#,
+            r#"{"args":{"data":{"frame":"A","isMainFrame":true,"isOutermostMainFrame":true,"url":"https://www.shop.test/"}},"name":"CommitLoad","ph":"X","dur":3,"pid":10,"tid":2,"ts":23}"#,
+            // Renderer-side events: an outermost main frame's load, and a subframe's.
+            r#"{"args":{"data":{"documentLoaderURL":"https://www.shop.test/third","isLoadingMainFrame":true,"isOutermostMainFrame":true},"frame":"A"},"name":"navigationStart","ph":"R","pid":10,"tid":2,"ts":60}"#,
+            r#"{"args":{"data":{"frame":"B","isMainFrame":false,"isOutermostMainFrame":false,"url":"https://ads.example/3"}},"name":"CommitLoad","ph":"X","dur":3,"pid":11,"tid":2,"ts":61}"#,
+        ]);
+        let pages: Vec<(i64, Option<i64>, &str)> = t
+            .pages
+            .iter()
+            .map(|p| (p.ts.as_nanos() / 1000, p.pid.map(|p| p.0), p.url.as_str()))
+            .collect();
+        assert_eq!(
+            pages,
+            vec![
+                (5, Some(10), "https://www.shop.test/"),
+                (50, Some(10), "https://www.shop.test/next"),
+                (60, Some(10), "https://www.shop.test/third"),
+            ]
         );
     }
 

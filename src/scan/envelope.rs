@@ -6,7 +6,7 @@
 //! one after another without brackets (NDJSON, cheap to accept); and other objects, such as
 //! a `.cpuprofile`, which are returned with their top-level keys for the caller to judge.
 
-use crate::scan::json::{LexError, skip_value, skip_ws, string_end};
+use crate::json::{LexError, skip_value, skip_ws, string_end};
 
 /// Where a file's content starts and what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,7 +140,7 @@ fn object(b: &[u8], open: usize) -> Result<Envelope, EnvelopeError> {
                 in_object: false,
             });
         }
-        keys.push(crate::scan::json::unescape(key));
+        keys.push(crate::json::unescape(key));
         let end = match skip_value(b, v) {
             Ok(end) => end,
             Err(LexError::Incomplete) => return Err(cut(b.len())),
@@ -166,6 +166,12 @@ fn event_has_phase(obj: &[u8]) -> bool {
     crate::scan::event::TraceEvent::parse(obj, 0, 0)
         .map(|(ev, _)| ev.ph != crate::scan::event::Phase::Missing)
         .unwrap_or(false)
+}
+
+impl From<EnvelopeError> for crate::error::AnalyzeError {
+    fn from(e: EnvelopeError) -> Self {
+        crate::error::AnalyzeError::NotATrace(e.to_string())
+    }
 }
 
 #[cfg(test)]
@@ -284,6 +290,48 @@ pub fn metadata_range(b: &[u8], start: usize, closed_at: Option<usize>) -> Optio
     find(open + 1, start).or_else(|| find(closed_at? + 1, b.len()))
 }
 
+/// `metadata.sourceMaps` of a trace: `[{url, sourceMapUrl, sourceMap}]`, where `sourceMap`
+/// is the map object (or its JSON text). `metadata` is the JSON text of the metadata value.
+pub fn embedded_maps(metadata: &[u8]) -> Vec<super::records::EmbeddedMap> {
+    use super::records::EmbeddedMap;
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "sourceMaps", default)]
+        source_maps: Vec<Entry>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        #[serde(default)]
+        url: String,
+        #[serde(rename = "sourceMapUrl", default)]
+        source_map_url: String,
+        #[serde(rename = "sourceMap")]
+        source_map: Option<Box<serde_json::value::RawValue>>,
+    }
+    let Ok(meta) = serde_json::from_slice::<Meta>(metadata) else {
+        return Vec::new();
+    };
+    meta.source_maps
+        .into_iter()
+        .map(|e| EmbeddedMap {
+            url: e.url,
+            source_map_url: e.source_map_url,
+            source_map: e.source_map.and_then(|raw| {
+                let t = raw.get();
+                if t.starts_with('"') {
+                    serde_json::from_str::<String>(t)
+                        .ok()
+                        .map(String::into_bytes)
+                } else if t.starts_with('{') {
+                    Some(t.as_bytes().to_vec())
+                } else {
+                    None
+                }
+            }),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod metadata_tests {
     use super::*;
@@ -305,5 +353,19 @@ mod metadata_tests {
         assert_eq!(&after[s..e], br#"{"b": 2}"#);
         assert_eq!(metadata_range(after, start, None), None);
         assert_eq!(metadata_range(b"[{}]", 1, Some(3)), None);
+    }
+
+    #[test]
+    fn embedded_maps_as_objects_or_text() {
+        let meta = br#"{"source":"DevTools","sourceMaps":[{"url":"http://a/x.js","sourceMapUrl":"x.js.map","sourceMap":{"version":3,"sources":[],"names":[],"mappings":""}},{"url":"http://a/y.js","sourceMapUrl":"y.map","sourceMap":"{\"version\":3}"}]}"#;
+        let e = embedded_maps(meta);
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].url, "http://a/x.js");
+        assert_eq!(
+            e[0].source_map.as_deref(),
+            Some(&br#"{"version":3,"sources":[],"names":[],"mappings":""}"#[..])
+        );
+        assert_eq!(e[1].source_map.as_deref(), Some(&br#"{"version":3}"#[..]));
+        assert!(embedded_maps(b"{}").is_empty());
     }
 }
