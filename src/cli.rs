@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::analyze::Settings;
 use crate::batch::{Config, Outputs};
-use crate::chain::{ChainConfig, LowConfidencePolicy, Method};
+use crate::chain::{ChainConfig, CollapseRecursion, LowConfidencePolicy, Method};
 use crate::compare::CompareConfig;
 use crate::enrich::symbolicate::{ChainNames, MapSource, Symbolicator};
 use crate::gate::Budget;
@@ -135,6 +135,11 @@ pub struct Common {
     /// with a source-map original.
     #[arg(long, value_enum, value_name = "NAMES", default_value_t = ChainNames::Original, global = true)]
     pub chain_names: ChainNames,
+    /// How recursion is collapsed before samples are grouped: `direct` merges a frame that
+    /// repeats its caller's function, `all` any function met again deeper, `none` keeps the
+    /// exact stacks.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = CollapseRecursion::Direct, global = true)]
+    pub collapse_recursion: CollapseRecursion,
     /// No progress bar, warnings or summary on stderr (errors are still printed).
     #[arg(short, long, global = true)]
     pub quiet: bool,
@@ -212,6 +217,7 @@ impl Common {
                 min_confidence: self.min_confidence,
                 policy: self.on_low_confidence,
                 method: self.method,
+                collapse: self.collapse_recursion,
                 collect_stacks: false,
                 ..ChainConfig::default()
             },

@@ -255,8 +255,13 @@ impl<'s> FileMaps<'s> {
 
     /// A folded-stack frame (`function (url:line:column)`) with its original.
     fn folded_frame(&mut self, pid: i64, text: &str) -> String {
+        // A frame merged by --collapse-recursion ends in ` ×N`.
+        let (text_only, depth) = match text.rsplit_once(" ×") {
+            Some((t, n)) if n.parse::<u32>().is_ok() => (t, n.parse().unwrap_or(1)),
+            _ => (text, 1),
+        };
         let parsed = (|| {
-            let inner = text.strip_suffix(')')?;
+            let inner = text_only.strip_suffix(')')?;
             let at = inner.rfind(" (")?;
             let (function, loc) = (&inner[..at], &inner[at + 2..]);
             let mut parts = loc.rsplitn(3, ':');
@@ -281,6 +286,7 @@ impl<'s> FileMaps<'s> {
                     url: url.to_string(),
                     line: Some(line),
                     column: Some(column),
+                    recursion_depth: depth,
                     script_id,
                     original: Some(Box::new(o)),
                 };

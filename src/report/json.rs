@@ -23,6 +23,9 @@ struct Frame<'a> {
     original_column: Option<u32>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     original_ignore_listed: bool,
+    /// Calls merged by `--collapse-recursion`; written only when over 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recursion_depth: Option<u32>,
 }
 
 impl<'a> From<&'a ChainFrame> for Frame<'a> {
@@ -38,6 +41,7 @@ impl<'a> From<&'a ChainFrame> for Frame<'a> {
             original_line: o.map(|o| o.line),
             original_column: o.map(|o| o.column),
             original_ignore_listed: o.is_some_and(|o| o.ignore_listed),
+            recursion_depth: (f.recursion_depth > 1).then_some(f.recursion_depth),
         }
     }
 }

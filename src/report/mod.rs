@@ -267,6 +267,7 @@ mod tests {
             url: url.into(),
             line,
             column: col,
+            recursion_depth: 1,
             ..ChainFrame::default()
         }
     }
