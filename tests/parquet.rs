@@ -211,6 +211,9 @@ fn assert_frames_match_chain(batch: &RecordBatch, what: &str) {
         let column = s.column(3).as_primitive::<Int64Type>();
         let merged = s.column(4).as_primitive::<Int64Type>();
         let opt = |a: &arrow_array::Int64Array, i| (!a.is_null(i)).then(|| a.value(i));
+        // Frames a source map names print their original in `chain` (checked against the
+        // JSON report in `frames_equal_the_json_reports`).
+        let original = s.column(6).as_string::<i32>();
         let texts: Vec<String> = (0..s.len())
             .map(|i| {
                 frame_text(
@@ -222,7 +225,9 @@ fn assert_frames_match_chain(batch: &RecordBatch, what: &str) {
                 )
             })
             .collect();
-        assert_eq!(texts.join(" > "), chain.value(row), "{what}: row {row}");
+        if original.null_count() == s.len() {
+            assert_eq!(texts.join(" > "), chain.value(row), "{what}: row {row}");
+        }
         assert_eq!(s.len() as i64, depth.value(row), "{what}: row {row}");
         if s.is_empty() {
             assert!(leaf_fn.is_null(row), "{what}: row {row}");
@@ -234,6 +239,58 @@ fn assert_frames_match_chain(batch: &RecordBatch, what: &str) {
                 "{what}: row {row}"
             );
             assert_eq!(opt(line, last), opt(leaf_line, row), "{what}: row {row}");
+        }
+    }
+}
+
+/// `chain_frames` holds, field for field, the frames of the JSON report of the same run
+/// (written by its own serializer): null for JSON's null, `original_ignore_listed` false
+/// and `recursion_depth` 1 where JSON leaves them out.
+fn assert_frames_equal_json(batch: &RecordBatch, case: &str, dir: &Path) {
+    let json = dir.join("tasks.json");
+    taskchain()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("-q")
+        .args(common::case_args(case))
+        .arg(common::trace_path(case))
+        .args(["--format", "json", "-o"])
+        .arg(&json)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let tasks = v["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), batch.num_rows(), "{case}");
+    let frames = batch
+        .column_by_name("chain_frames")
+        .unwrap()
+        .as_list::<i32>();
+    for (row, t) in tasks.iter().enumerate() {
+        let want = t["chain"].as_array().unwrap();
+        let got = frames.value(row);
+        let s = got.as_struct();
+        assert_eq!(s.len(), want.len(), "{case}: row {row}");
+        for (i, w) in want.iter().enumerate() {
+            for (k, field) in s.fields().iter().enumerate() {
+                let name = field.name().as_str();
+                let col = s.column(k);
+                let got = if col.is_null(i) {
+                    serde_json::Value::Null
+                } else {
+                    match col.data_type() {
+                        DataType::Utf8 => col.as_string::<i32>().value(i).into(),
+                        DataType::Int64 => col.as_primitive::<Int64Type>().value(i).into(),
+                        DataType::Boolean => col.as_boolean().value(i).into(),
+                        t => panic!("{name}: {t}"),
+                    }
+                };
+                let expected = match (name, &w[name]) {
+                    ("url", serde_json::Value::Null) => "".into(),
+                    ("original_ignore_listed", serde_json::Value::Null) => false.into(),
+                    ("recursion_depth", serde_json::Value::Null) => 1.into(),
+                    (_, v) => v.clone(),
+                };
+                assert_eq!(got, expected, "{case}: row {row} frame {i} {name}");
+            }
         }
     }
 }
@@ -296,6 +353,7 @@ fn every_sample_reads_back_as_its_csv() {
         assert_same_table(&csv[2], &pq[2], &[], "aggregate/1");
         let (tasks, _) = read_parquet(&pq[0]);
         assert_frames_match_chain(&tasks, &case);
+        assert_frames_equal_json(&tasks, &case, &d);
         let id =
             trace_id_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join(common::trace_path(&case)));
         let ids = tasks.column_by_name("trace_id").unwrap().as_string::<i32>();

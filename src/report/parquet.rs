@@ -7,8 +7,11 @@
 //! a null where it means "none" (no leaf, no LoAF entry, no error, no share). The task
 //! table adds `trace_id` (see [`crate::input::identity`]) after `file`, `flags` is a list
 //! of names, and `chain_frames` (a list of `{function, url, line, column,
-//! recursion_depth}` structs, root first, lines and columns 1-based, `recursion_depth` 1
-//! for a frame that merges no recursive calls) stands beside the flat `chain` text.
+//! recursion_depth, original_function, original_source, original_line, original_column,
+//! original_ignore_listed}` structs, the JSON report's frames: root first, lines and
+//! columns 1-based, `recursion_depth` 1 for a frame that merges no recursive calls, the
+//! `original_*` null where no source map covers the frame) stands beside the flat `chain`
+//! text.
 //!
 //! Rows are written as the files finish: one Arrow batch per input file, a row group
 //! closed once [`ROW_GROUP_BYTES`] are buffered, so memory stays bounded by the largest
@@ -21,7 +24,7 @@ use std::io::Write;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
+    BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
 };
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
@@ -129,6 +132,11 @@ fn frame_fields() -> Fields {
         int64("line", true),
         int64("column", true),
         int64("recursion_depth", false),
+        utf8("original_function", true),
+        utf8("original_source", true),
+        int64("original_line", true),
+        int64("original_column", true),
+        Field::new("original_ignore_listed", DataType::Boolean, false),
     ])
 }
 
@@ -172,6 +180,10 @@ pub fn task_schema() -> SchemaRef {
         utf8("loaf_invoker", true),
         utf8("loaf_source_url", true),
         utf8("loaf_function", true),
+        utf8("leaf_original_function", true),
+        utf8("leaf_original_source", true),
+        int64("leaf_original_line", true),
+        int64("leaf_original_column", true),
     ]))
 }
 
@@ -202,6 +214,10 @@ struct TaskColumns {
     loaf_invoker: StringBuilder,
     loaf_source_url: StringBuilder,
     loaf_function: StringBuilder,
+    leaf_original_function: StringBuilder,
+    leaf_original_source: StringBuilder,
+    leaf_original_line: Int64Builder,
+    leaf_original_column: Int64Builder,
     /// The chain's text, reused.
     text: String,
 }
@@ -216,6 +232,11 @@ impl TaskColumns {
                 Box::new(Int64Builder::new()),
                 Box::new(Int64Builder::new()),
                 Box::new(Int64Builder::new()),
+                Box::new(StringBuilder::new()),
+                Box::new(StringBuilder::new()),
+                Box::new(Int64Builder::new()),
+                Box::new(Int64Builder::new()),
+                Box::new(BooleanBuilder::new()),
             ],
         );
         TaskColumns {
@@ -244,6 +265,10 @@ impl TaskColumns {
             loaf_invoker: StringBuilder::new(),
             loaf_source_url: StringBuilder::new(),
             loaf_function: StringBuilder::new(),
+            leaf_original_function: StringBuilder::new(),
+            leaf_original_source: StringBuilder::new(),
+            leaf_original_line: Int64Builder::new(),
+            leaf_original_column: Int64Builder::new(),
             text: String::new(),
         }
     }
@@ -297,6 +322,22 @@ impl TaskColumns {
             int(frames, 2, f.line);
             int(frames, 3, f.column);
             int(frames, 4, Some(f.recursion_depth));
+            let o = f.original.as_deref();
+            for (i, v) in [
+                (5, o.and_then(|o| o.function.as_deref())),
+                (6, o.map(|o| o.source.as_str())),
+            ] {
+                frames
+                    .field_builder::<StringBuilder>(i)
+                    .expect("a Utf8 field")
+                    .append_option(v);
+            }
+            int(frames, 7, o.map(|o| o.line));
+            int(frames, 8, o.map(|o| o.column));
+            frames
+                .field_builder::<BooleanBuilder>(9)
+                .expect("a Boolean field")
+                .append_value(o.is_some_and(|o| o.ignore_listed));
             frames.append(true);
         }
         self.chain_frames.append(true);
@@ -305,6 +346,15 @@ impl TaskColumns {
         self.loaf_source_url
             .append_option(loaf.map(|l| &l.source_url));
         self.loaf_function.append_option(loaf.map(|l| &l.function));
+        let original = leaf.and_then(|f| f.original.as_deref());
+        self.leaf_original_function
+            .append_option(original.and_then(|o| o.function.as_deref()));
+        self.leaf_original_source
+            .append_option(original.map(|o| &o.source));
+        self.leaf_original_line
+            .append_option(original.map(|o| i64::from(o.line)));
+        self.leaf_original_column
+            .append_option(original.map(|o| i64::from(o.column)));
     }
 
     /// The rows pushed since the last call, as a batch of [`task_schema`].
@@ -335,6 +385,10 @@ impl TaskColumns {
             Arc::new(self.loaf_invoker.finish()),
             Arc::new(self.loaf_source_url.finish()),
             Arc::new(self.loaf_function.finish()),
+            Arc::new(self.leaf_original_function.finish()),
+            Arc::new(self.leaf_original_source.finish()),
+            Arc::new(self.leaf_original_line.finish()),
+            Arc::new(self.leaf_original_column.finish()),
         ];
         RecordBatch::try_new(task_schema(), columns).map_err(to_io)
     }
@@ -403,6 +457,7 @@ pub fn summary_schema() -> SchemaRef {
         int64("profiles", true),
         int64("samples", true),
         int64("warnings", true),
+        float64("frames_symbolicated", true),
     ]))
 }
 
@@ -445,6 +500,9 @@ impl<W: Write> SummaryParquet<W> {
             n(s.profiles as u64),
             n(s.samples),
             n(r.diagnostics.kinds() as u64),
+            Arc::new(arrow_array::Float64Array::from(vec![
+                super::summary::symbolicated_share(s),
+            ])),
         ];
         let batch = RecordBatch::try_new(summary_schema(), columns).map_err(to_io)?;
         self.table.write(&batch)

@@ -8,8 +8,10 @@ use crate::chain::round_confidence;
 use crate::report::FileReport;
 
 /// The columns, in order. Times in ms with 3 decimals; `attributed_share` is the share of
-/// long-task time in rows with status `ok` (empty without long tasks).
-pub const COLUMNS: [&str; 14] = [
+/// long-task time in rows with status `ok` (empty without long tasks); `frames_symbolicated`
+/// the share of the long tasks' chain frames (those with a script URL) that a source map
+/// gave an original (empty without such frames).
+pub const COLUMNS: [&str; 15] = [
     "file",
     "bytes",
     "status",
@@ -24,6 +26,7 @@ pub const COLUMNS: [&str; 14] = [
     "profiles",
     "samples",
     "warnings",
+    "frames_symbolicated",
 ];
 
 /// The share of long-task time in rows with status `ok`, rounded to 3 decimals; `None`
@@ -32,6 +35,12 @@ pub fn attributed_share(s: &crate::report::FileStats) -> Option<f64> {
     (s.long_task_time.as_nanos() > 0).then(|| {
         round_confidence(s.attributed_time.as_nanos() as f64 / s.long_task_time.as_nanos() as f64)
     })
+}
+
+/// The share of the chains' frames that a source map named, rounded to 3 decimals;
+/// `None` without frames.
+pub fn symbolicated_share(s: &crate::report::FileStats) -> Option<f64> {
+    (s.frames > 0).then(|| round_confidence(s.frames_symbolicated as f64 / s.frames as f64))
 }
 
 /// Writes summary rows, as CSV or Parquet.
@@ -64,6 +73,7 @@ impl<W: Write> SummaryWriter<W> {
         let s = &r.stats;
         let ms = |d: crate::time::TimeDelta| super::millis_text(d);
         let share = attributed_share(s).map_or(String::new(), |v| format!("{v:.3}"));
+        let symbolicated = symbolicated_share(s).map_or(String::new(), |v| format!("{v:.3}"));
         w.write_record([
             r.file.as_str(),
             &s.bytes.to_string(),
@@ -79,6 +89,7 @@ impl<W: Write> SummaryWriter<W> {
             &s.profiles.to_string(),
             &s.samples.to_string(),
             &r.diagnostics.kinds().to_string(),
+            &symbolicated,
         ])
         .map_err(std::io::Error::other)
     }
