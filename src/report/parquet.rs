@@ -647,6 +647,8 @@ mod tests {
                 line: Some(3),
                 column: None,
                 recursion_depth: 1,
+                original: None,
+                script_id: Default::default(),
             }],
             task_source: TaskSource::Trace,
             loaf: None,
