@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[&[&str]] = &[
     // Shared vocabulary: ids, call frames, counts of odd input, time, the error types.
     &["vocab", "time", "error"],
+    // Exit codes (from the error kinds).
+    &["exit"],
     // The JSON lexer and number readers.
     &["json"],
     // Paths → bytes or blocks.

@@ -308,6 +308,26 @@ pub struct FileStats {
     pub frames_symbolicated: u32,
 }
 
+impl FileStats {
+    /// The share of long-task time in rows with status `ok`, rounded to 3 decimals;
+    /// `None` without long tasks.
+    pub fn attributed_share(&self) -> Option<f64> {
+        (self.long_task_time.as_nanos() > 0).then(|| {
+            crate::chain::round_confidence(
+                self.attributed_time.as_nanos() as f64 / self.long_task_time.as_nanos() as f64,
+            )
+        })
+    }
+
+    /// The share of the chains' frames that a source map named, rounded to 3 decimals;
+    /// `None` without frames.
+    pub fn symbolicated_share(&self) -> Option<f64> {
+        (self.frames > 0).then(|| {
+            crate::chain::round_confidence(self.frames_symbolicated as f64 / self.frames as f64)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,8 +33,8 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
+use super::FileReport;
 use super::{ReportRow, confidence_number, millis_exact, write_chain_text};
-use crate::FileReport;
 use crate::report::aggregate::{AggregateBy, AggregateRow};
 
 /// A row group is closed at the end of the input file that brings its encoded size to
@@ -494,14 +494,12 @@ impl<W: Write> SummaryParquet<W> {
             ms(s.long_task_time),
             ms(s.blocking_time),
             ms(s.max_task),
-            Arc::new(arrow_array::Float64Array::from(vec![
-                super::summary::attributed_share(s),
-            ])),
+            Arc::new(arrow_array::Float64Array::from(vec![s.attributed_share()])),
             n(s.profiles as u64),
             n(s.samples),
             n(r.diagnostics.kinds() as u64),
             Arc::new(arrow_array::Float64Array::from(vec![
-                super::summary::symbolicated_share(s),
+                s.symbolicated_share(),
             ])),
         ];
         let batch = RecordBatch::try_new(summary_schema(), columns).map_err(to_io)?;

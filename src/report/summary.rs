@@ -4,7 +4,6 @@ use std::io::Write;
 
 use super::TableFormat;
 use super::parquet::SummaryParquet;
-use crate::chain::round_confidence;
 use crate::report::FileReport;
 
 /// The columns, in order. Times in ms with 3 decimals; `attributed_share` is the share of
@@ -28,20 +27,6 @@ pub const COLUMNS: [&str; 15] = [
     "warnings",
     "frames_symbolicated",
 ];
-
-/// The share of long-task time in rows with status `ok`, rounded to 3 decimals; `None`
-/// without long tasks.
-pub fn attributed_share(s: &crate::report::FileStats) -> Option<f64> {
-    (s.long_task_time.as_nanos() > 0).then(|| {
-        round_confidence(s.attributed_time.as_nanos() as f64 / s.long_task_time.as_nanos() as f64)
-    })
-}
-
-/// The share of the chains' frames that a source map named, rounded to 3 decimals;
-/// `None` without frames.
-pub fn symbolicated_share(s: &crate::report::FileStats) -> Option<f64> {
-    (s.frames > 0).then(|| round_confidence(s.frames_symbolicated as f64 / s.frames as f64))
-}
 
 /// Writes summary rows, as CSV or Parquet.
 pub enum SummaryWriter<W: Write> {
@@ -72,8 +57,12 @@ impl<W: Write> SummaryWriter<W> {
         };
         let s = &r.stats;
         let ms = |d: crate::time::TimeDelta| super::millis_text(d);
-        let share = attributed_share(s).map_or(String::new(), |v| format!("{v:.3}"));
-        let symbolicated = symbolicated_share(s).map_or(String::new(), |v| format!("{v:.3}"));
+        let share = s
+            .attributed_share()
+            .map_or(String::new(), |v| format!("{v:.3}"));
+        let symbolicated = s
+            .symbolicated_share()
+            .map_or(String::new(), |v| format!("{v:.3}"));
         w.write_record([
             r.file.as_str(),
             &s.bytes.to_string(),
