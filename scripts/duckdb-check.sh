@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The DuckDB recipe of docs/SCALE-OUT.md, checked: shards of the sample corpus written as
-# hive-partitioned Parquet (`-o out/shard={shard}/tasks.parquet`), then one DuckDB query
+# hive-partitioned Parquet (`-o out/tasks/shard={shard}/tasks.parquet`), then one DuckDB query
 # over the folder must give the same top chains as `--aggregate` of one run over the same
-# traces, the summaries' union must be the single run's, and every trace_id must be the
+# traces (and so must the README's 5-line query, run as printed), the summaries' union
+# must be the single run's, and every trace_id must be the
 # hash docs/SCALE-OUT.md defines (computed here in Python).
 #
 # Usage: scripts/duckdb-check.sh [TASKCHAIN]   (default target/debug/taskchain)
@@ -22,18 +23,18 @@ done > "$work/files.txt"
 shards=3
 for i in $(seq 0 $((shards - 1))); do
   JOB_COMPLETION_INDEX=$i "$tc" -q --shard-from-env $shards --files-from - \
-    -o "$work/out/shard={shard}/tasks.parquet" \
-    --summary "$work/out/shard={shard}/summary.parquet" < "$work/files.txt"
+    -o "$work/out/tasks/shard={shard}/tasks.parquet" \
+    --summary "$work/out/summary/shard={shard}/summary.parquet" < "$work/files.txt"
 done
 "$tc" -q --files-from "$work/files.txt" -o /dev/null \
   --aggregate "$work/aggregate.csv" --summary "$work/summary.csv"
 
-"$work/venv/bin/python" - "$work" <<'PY'
+"$work/venv/bin/python" - "$work" "$PWD" <<'PY'
 import csv, hashlib, sys
 import duckdb
 
 work = sys.argv[1]
-tasks = f"read_parquet('{work}/out/*/tasks.parquet', hive_partitioning = true)"
+tasks = f"read_parquet('{work}/out/tasks/*/tasks.parquet', hive_partitioning = true)"
 # The query of docs/SCALE-OUT.md, with the columns of --aggregate.
 top = duckdb.sql(f"""
     SELECT chain, any_value(leaf_function) AS leaf_function, any_value(leaf_url) AS leaf_url,
@@ -61,11 +62,21 @@ assert types["task_dur_ms"] == "DOUBLE" and types["window_samples"] == "BIGINT",
 assert types["flags"] == "VARCHAR[]" and types["shard"] == "BIGINT", types
 assert types["chain_frames"].startswith("STRUCT(") and types["chain_frames"].endswith("[]"), types
 summary = duckdb.sql(f"""SELECT file, trace_id, bytes, status, long_tasks, shard
-    FROM read_parquet('{work}/out/*/summary.parquet', hive_partitioning = true) ORDER BY file""").fetchall()
+    FROM read_parquet('{work}/out/summary/*/summary.parquet', hive_partitioning = true) ORDER BY file""").fetchall()
 with open(f"{work}/summary.csv", newline="") as f:
     single = sorted(csv.DictReader(f), key=lambda r: r["file"])
 assert [(r[0], r[2], r[3], r[4]) for r in summary] == [
     (r["file"], int(r["bytes"]), r["status"], int(r["long_tasks"])) for r in single], "summary"
+
+# The README's 5-line query, as printed there, run in the folder holding out/.
+readme = open("README.md").read()
+query = readme.split("```sql\n", 1)[1].split("```", 1)[0]
+import os
+os.chdir(work)
+ten = duckdb.sql(query).fetchall()
+os.chdir(sys.argv[2])
+assert [(r[0], r[1]) for r in ten] == [(w["chain"], int(w["long_tasks"])) for w in want[:10]], ten
+assert all(abs(r[3] - float(w["stack_ms_total"])) <= 0.05 for r, w in zip(ten, want)), ten
 
 def trace_id(path):
     """docs/SCALE-OUT.md: sha256(size LE64 ‖ first MiB ‖ the rest of the last MiB)[:16]."""

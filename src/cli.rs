@@ -30,7 +30,8 @@ const EXAMPLES: &str = "Examples:
   taskchain compare --fail-on-regression 10 base/*.json -- candidate/*.json
 
 Exit codes: 0 every file was read; 1 a budget or regression gate failed; 2 bad usage,
-or a file could not be read (the other files' rows are still written).";
+or a file could not be read (the other files' rows are still written); 75 an I/O failure
+a retry may fix (EIO, no space, a stale NFS handle).";
 
 /// Finds long tasks in Chrome trace files and names the JavaScript call chain that caused
 /// each one, with a confidence figure.
