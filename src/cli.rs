@@ -122,6 +122,10 @@ pub struct Common {
     /// How the target stack is chosen.
     #[arg(long, value_enum, default_value_t = Method::LargestStack, global = true)]
     pub method: Method,
+    /// Parties: JSON `{"first_party_domains": [...], "entities": [{"name", "company",
+    /// "category", "domains"}]}`, checked before the bundled third-party-web entities.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub party_overrides: Option<PathBuf>,
     /// No progress bar, warnings or summary on stderr (errors are still printed).
     #[arg(short, long, global = true)]
     pub quiet: bool,
@@ -229,7 +233,15 @@ impl Common {
                 None => None,
             },
             progress: None,
-            enrich: Default::default(),
+            enrich: match &self.party_overrides {
+                Some(p) => crate::enrich::Enrichment {
+                    parties: Some(std::sync::Arc::new(
+                        crate::enrich::party::Parties::from_overrides_file(p)
+                            .map_err(|e| format!("--party-overrides {e}"))?,
+                    )),
+                },
+                None => Default::default(),
+            },
         };
         Ok((settings, jobs))
     }

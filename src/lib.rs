@@ -447,6 +447,7 @@ pub fn report_tasks(
         profiles: profiles.profiles.len(),
         samples: profiles.profiles.iter().map(|p| p.sample_count).sum(),
     };
+    let chain_config = &enrichment.chain_config(*chain_config);
     let chains: Vec<(chain::TaskChain, &FoundTask)> = found
         .tasks
         .par_iter()

@@ -77,6 +77,7 @@ cases! {
     field_legacy_profile => "field-legacy-profile",
     field_chromium_bundle => "field-chromium-bundle",
     node_cpu_prof => "node-cpu-prof",
+    parties_shop => "parties-shop",
 }
 
 #[test]

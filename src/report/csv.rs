@@ -72,6 +72,17 @@ impl<W: Write> CsvWriter<W> {
         w.write_field(loaf.map_or("", |l| l.invoker.as_str()))?;
         w.write_field(loaf.map_or("", |l| l.source_url.as_str()))?;
         w.write_field(loaf.map_or("", |l| l.function.as_str()))?;
+        let parties = r.notes.parties.as_ref();
+        for p in [
+            parties.and_then(|p| p.task.as_ref()),
+            parties.and_then(|p| p.entry.as_ref()),
+        ] {
+            w.write_field(p.and_then(|p| p.party).map_or("", |p| p.as_str()))?;
+            w.write_field(
+                p.and_then(|p| p.vendor.as_deref())
+                    .map_or("", |e| e.name.as_str()),
+            )?;
+        }
         w.write_record(None::<&[u8]>)
     }
 

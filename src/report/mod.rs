@@ -28,8 +28,9 @@ pub enum Format {
 }
 
 /// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
-/// (issue 5), empty for traces.
-pub const COLUMNS: [&str; 23] = [
+/// (issue 5), empty for traces, then who owns the leaf and the entry frame (issue 16,
+/// empty when unknown).
+pub const COLUMNS: [&str; 27] = [
     "file",
     "pid",
     "tid",
@@ -53,6 +54,10 @@ pub const COLUMNS: [&str; 23] = [
     "loaf_invoker",
     "loaf_source_url",
     "loaf_function",
+    "leaf_party",
+    "leaf_vendor",
+    "entry_party",
+    "entry_vendor",
 ];
 
 /// The script of a long-animation-frame entry that overlaps a task most: its entry point.
