@@ -12,7 +12,11 @@
 # machine needs, and the URL are replaced), runs it with node, and runs taskchain on the
 # trace it saved: the long task's row must have status `ok` and that chain. The README's
 # Lighthouse command runs on a page whose script does the same work while it loads
-# (bootstrap > buildCart > priceItems > spin). Exit 0 when all three pass.
+# (bootstrap > buildCart > priceItems > spin). Then the taskchain step of
+# docs/examples/github-actions.yml (which must match the README's workflow) runs on those
+# traces as GitHub would run it: the job summary must get the Markdown report and the step
+# must fail on the budget (every trace has a ~250 ms task, over max-task-ms=150). Exit 0
+# when all pass.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tc=$(realpath "${1:-$repo/target/release/taskchain}")
@@ -125,4 +129,32 @@ EOF
   fi
   cd ..
 done
+
+# The workflow: the README's block is the example file without its comments and last step.
+mkdir -p gh/traces && cd gh
+for name in puppeteer playwright lighthouse; do
+  [ -f "../$name/trace.json" ] && cp "../$name/trace.json" "traces/$name.json"
+done
+if python3 - "$repo/docs/examples/github-actions.yml" "$repo/README.md" >step.sh <<'EOF'
+import re, sys, yaml
+wf = yaml.safe_load(open(sys.argv[1]))
+steps = wf["jobs"]["taskchain"]["steps"]
+block = re.search(r"```yaml\n(.*?)```", open(sys.argv[2], encoding="utf-8").read(), re.S)
+if not block or yaml.safe_load(block.group(1))["jobs"]["taskchain"]["steps"] != steps[:-1]:
+    sys.exit("the README's workflow is not docs/examples/github-actions.yml without its last step")
+print(next(s["run"] for s in steps if "taskchain traces/" in s.get("run", "")))
+EOF
+then
+  export GITHUB_STEP_SUMMARY=$PWD/summary.md
+  mkdir bin && ln -s "$tc" bin/taskchain   # the step calls `taskchain`, as installed
+  PATH=$PWD/bin:$PATH bash -e step.sh 2>stderr.log && code=0 || code=$?
+  if [ $code = 1 ] && grep -q '^## taskchain' summary.md && grep -q 'max-task-ms' summary.md && [ -s taskchain.csv ] && [ -s summary.csv ]; then
+    echo "ok   workflow: Markdown in the job summary, rows in taskchain.csv, the step failed on the budget (exit 1)"
+  else
+    echo "FAIL workflow: exit $code"; cat stderr.log summary.md 2>/dev/null; fail=1
+  fi
+else
+  echo "FAIL workflow: see above"; fail=1
+fi
+cd ..
 exit $fail

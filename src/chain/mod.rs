@@ -401,7 +401,7 @@ fn leaf_urls(w: &window::Weighted<'_>) -> Vec<(String, u32)> {
         .map(|k| w.profile.stacks.frame(w.stack(k)).index() as u32)
         .collect();
     frames.sort_unstable();
-    let mut by_url: crate::FastMap<&str, u32> = Default::default();
+    let mut by_url: crate::vocab::FastMap<&str, u32> = Default::default();
     for run in frames.chunk_by(|a, b| a == b) {
         let url = w
             .profile

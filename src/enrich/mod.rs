@@ -12,8 +12,9 @@ pub mod party;
 use std::sync::Arc;
 
 use crate::chain::TaskChain;
-use crate::scan::records::{PageUrl, Pid};
+use crate::scan::records::PageUrl;
 use crate::time::Timestamp;
+use crate::vocab::Pid;
 
 /// What a file's reading says about the recording beyond its tasks and profiles.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

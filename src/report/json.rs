@@ -132,7 +132,7 @@ fn task(r: &ReportRow) -> Task<'_> {
             .enumerate()
             .map(|(i, f)| Frame::new(f, r.notes.frame(i)))
             .collect(),
-        task_source: r.task_source,
+        task_source: r.task_source.as_str(),
         loaf_invoker: r.loaf.as_ref().map(|l| l.invoker.as_str()),
         loaf_source_url: r.loaf.as_ref().map(|l| l.source_url.as_str()),
         loaf_function: r.loaf.as_ref().map(|l| l.function.as_str()),
