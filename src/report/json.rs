@@ -21,6 +21,9 @@ struct Frame<'a> {
     party: Option<&'static str>,
     vendor: Option<&'a str>,
     etld1: Option<&'a str>,
+    /// Calls merged by `--collapse-recursion`; written only when over 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recursion_depth: Option<u32>,
 }
 
 impl<'a> Frame<'a> {
@@ -34,6 +37,7 @@ impl<'a> Frame<'a> {
             party: party_text(p),
             vendor: vendor_text(p),
             etld1: p.map(|p| p.etld1.as_str()),
+            recursion_depth: (f.recursion_depth > 1).then_some(f.recursion_depth),
         }
     }
 }
