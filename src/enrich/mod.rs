@@ -8,11 +8,12 @@
 //! when the stage is off, so readers of the notes never depend on a stage having run.
 
 pub mod party;
+pub mod symbolicate;
 
 use std::sync::Arc;
 
 use crate::chain::TaskChain;
-use crate::scan::records::PageUrl;
+use crate::scan::records::{EmbeddedMap, PageUrl, ScriptRecord};
 use crate::time::Timestamp;
 use crate::vocab::Pid;
 
@@ -23,6 +24,10 @@ pub struct FileContext {
     /// ([`PageUrl`]), or a field bundle's `page` at its time origin. Empty when the file
     /// does not say (a `.cpuprofile`, an old trace).
     pub pages: Vec<PageUrl>,
+    /// Scripts with a source map URL (V8 source-rundown events), in file order.
+    pub scripts: Vec<ScriptRecord>,
+    /// Maps embedded in the trace (`metadata.sourceMaps`).
+    pub embedded_maps: Vec<EmbeddedMap>,
 }
 
 impl FileContext {
@@ -49,24 +54,24 @@ impl FileContext {
 /// loaded data is shared).
 #[derive(Clone, Debug)]
 pub struct Enrichment {
-    /// Parties (on by default: the dataset is bundled); `None` leaves them out.
+    /// Source maps (`--source-maps`, `--chain-names`) and the maps decoded this run, shared
+    /// by the batch's files. Maps embedded in a trace are used without options.
+    pub symbolicator: Arc<symbolicate::Symbolicator>,
+    /// Parties (on by default: the dataset is bundled; `--party-overrides`); `None`
+    /// leaves them out.
     pub parties: Option<Arc<party::Parties>>,
 }
 
 impl Default for Enrichment {
     fn default() -> Self {
         Enrichment {
+            symbolicator: Default::default(),
             parties: Some(Arc::new(party::Parties::new())),
         }
     }
 }
 
 impl Enrichment {
-    /// No stage at all: rows get only their page URL.
-    pub fn none() -> Self {
-        Enrichment { parties: None }
-    }
-
     /// What chain resolution must collect for these stages (the parties' sample shares
     /// need the window's leaf URLs).
     pub fn chain_config(&self, mut c: crate::chain::ChainConfig) -> crate::chain::ChainConfig {
@@ -94,7 +99,7 @@ pub struct TaskNotes {
 }
 
 impl TaskNotes {
-    /// The notes of frame `i` of the chain (empty notes when none were made).
+    /// The notes of frame `i` of the chain (`None` when none were made).
     pub fn frame(&self, i: usize) -> Option<&FrameNotes> {
         self.frames.get(i)
     }
@@ -102,6 +107,7 @@ impl TaskNotes {
 
 /// One file's enrichment: the run's settings with the file's context.
 pub struct FileEnricher<'a> {
+    settings: &'a Enrichment,
     context: &'a FileContext,
     parties: Option<party::FileParties<'a>>,
 }
@@ -110,13 +116,22 @@ impl<'a> FileEnricher<'a> {
     /// Enrichment of the file whose reading gave `context`.
     pub fn new(settings: &'a Enrichment, context: &'a FileContext) -> Self {
         FileEnricher {
+            settings,
             context,
             parties: settings.parties.as_deref().map(party::FileParties::new),
         }
     }
 
-    /// The notes of one resolved task: symbolication first (when it lands: issue 15), then
-    /// parties, by the generated script's URL.
+    /// The first stage, symbolication, for this file's tasks: it rewrites their frames
+    /// (originals) and folded stacks in place, before the notes of [`FileEnricher::task`].
+    pub fn symbolication(&self) -> symbolicate::FileSymbolication<'a> {
+        self.settings
+            .symbolicator
+            .file(&self.context.scripts, &self.context.embedded_maps)
+    }
+
+    /// The notes of one resolved task, after [`FileEnricher::symbolication`]: parties, by
+    /// the generated script's URL (the host that served it).
     pub fn task(&self, chain: &TaskChain) -> TaskNotes {
         let page_url = self
             .context
@@ -196,6 +211,8 @@ mod tests {
     #[test]
     fn page_at_takes_the_last_commit_before_the_task_on_its_renderer() {
         let ctx = FileContext {
+            scripts: Vec::new(),
+            embedded_maps: Vec::new(),
             pages: vec![
                 page(10, Some(1), "https://a.test/"),
                 page(20, Some(2), "https://b.test/"),

@@ -1,7 +1,11 @@
 //! JSON and NDJSON: a task object has the CSV's keys, with `chain` a list of frames
-//! root → leaf, each `{"function", "url", "line", "column", "party", "vendor", "etld1"}`
-//! (1-based; null when unknown), and `party_shares`: the window's samples by the group of
-//! their leaf frame, as an object of shares in [0, 1] (3 decimals), largest first.
+//! root → leaf, each `{"function", "url", "line", "column"}` (1-based; null when unknown)
+//! and its source-map original `original_function`, `original_source`, `original_line`,
+//! `original_column` (1-based; null when no map covers the frame), with
+//! `"original_ignore_listed": true` for a source in the map's ignore list, and who owns
+//! it: `party`, `vendor`, `etld1` (null when unknown). A task's `party_shares`: the
+//! window's samples by the group of their leaf frame, shares in [0, 1] (3 decimals),
+//! largest first.
 
 use std::io::Write;
 
@@ -18,6 +22,12 @@ struct Frame<'a> {
     url: Option<&'a str>,
     line: Option<u32>,
     column: Option<u32>,
+    original_function: Option<&'a str>,
+    original_source: Option<&'a str>,
+    original_line: Option<u32>,
+    original_column: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    original_ignore_listed: bool,
     party: Option<&'static str>,
     vendor: Option<&'a str>,
     etld1: Option<&'a str>,
@@ -28,12 +38,18 @@ struct Frame<'a> {
 
 impl<'a> Frame<'a> {
     fn new(f: &'a ChainFrame, notes: Option<&'a FrameNotes>) -> Self {
+        let o = f.original.as_deref();
         let p = notes.and_then(|n| n.party.as_ref());
         Frame {
             function: &f.function,
             url: (!f.url.is_empty()).then_some(f.url.as_str()),
             line: f.line,
             column: f.column,
+            original_function: o.and_then(|o| o.function.as_deref()),
+            original_source: o.map(|o| o.source.as_str()),
+            original_line: o.map(|o| o.line),
+            original_column: o.map(|o| o.column),
+            original_ignore_listed: o.is_some_and(|o| o.ignore_listed),
             party: party_text(p),
             vendor: vendor_text(p),
             etld1: p.map(|p| p.etld1.as_str()),
@@ -93,6 +109,10 @@ struct Task<'a> {
     loaf_invoker: Option<&'a str>,
     loaf_source_url: Option<&'a str>,
     loaf_function: Option<&'a str>,
+    leaf_original_function: Option<&'a str>,
+    leaf_original_source: Option<&'a str>,
+    leaf_original_line: Option<u32>,
+    leaf_original_column: Option<u32>,
     task_party: Option<&'static str>,
     task_vendor: Option<&'a str>,
     entry_party: Option<&'static str>,
@@ -140,6 +160,10 @@ fn task(r: &ReportRow) -> Task<'_> {
         loaf_invoker: r.loaf.as_ref().map(|l| l.invoker.as_str()),
         loaf_source_url: r.loaf.as_ref().map(|l| l.source_url.as_str()),
         loaf_function: r.loaf.as_ref().map(|l| l.function.as_str()),
+        leaf_original_function: leaf.as_ref().and_then(|f| f.original_function),
+        leaf_original_source: leaf.as_ref().and_then(|f| f.original_source),
+        leaf_original_line: leaf.as_ref().and_then(|f| f.original_line),
+        leaf_original_column: leaf.as_ref().and_then(|f| f.original_column),
         task_party: party_text(task_party),
         task_vendor: vendor_text(task_party),
         entry_party: party_text(entry_party),

@@ -31,9 +31,9 @@ pub enum Format {
 }
 
 /// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
-/// (issue 5), empty for traces, then who owns the leaf and the entry frame (issue 16,
-/// empty when unknown).
-pub const COLUMNS: [&str; 27] = [
+/// (issue 5), empty for traces, then the leaf's source-map original (empty without one),
+/// then who owns the leaf and the entry frame (issue 16, empty when unknown).
+pub const COLUMNS: [&str; 31] = [
     "file",
     "pid",
     "tid",
@@ -57,6 +57,10 @@ pub const COLUMNS: [&str; 27] = [
     "loaf_invoker",
     "loaf_source_url",
     "loaf_function",
+    "leaf_original_function",
+    "leaf_original_source",
+    "leaf_original_line",
+    "leaf_original_column",
     "leaf_party",
     "leaf_vendor",
     "entry_party",
@@ -252,6 +256,10 @@ pub struct FileStats {
     pub profiles: usize,
     /// Samples in those profiles.
     pub samples: u64,
+    /// Frames with a script URL and line in the long tasks' chains.
+    pub frames: u32,
+    /// Of those, frames a source map gave an original position.
+    pub frames_symbolicated: u32,
 }
 
 #[cfg(test)]
@@ -265,6 +273,7 @@ mod tests {
             line,
             column: col,
             recursion_depth: 1,
+            ..ChainFrame::default()
         }
     }
 
