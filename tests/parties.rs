@@ -215,3 +215,59 @@ fn a_bad_overrides_file_fails_before_any_trace_is_read() {
     );
     assert!(!err.contains("/nonexistent/trace.json"), "{err}");
 }
+
+#[test]
+fn aggregate_by_function_uses_originals_when_maps_are_given() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/sourcemaps");
+    let out = tempfile::tempdir().unwrap();
+    let agg = out.path().join("f.csv");
+    let run = |maps: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_taskchain"));
+        cmd.current_dir(&dir)
+            .args(["-q", "--aggregate"])
+            .arg(&agg)
+            .args(["--aggregate-by", "function", "--format", "json"]);
+        if maps {
+            cmd.args(["--source-maps", "http://127.0.0.1:37037/=site/"]);
+        }
+        let o = cmd.arg("sm_esbuild_rundown.json").output().unwrap();
+        assert!(o.status.success());
+        let keys: Vec<String> = csv::Reader::from_path(&agg)
+            .unwrap()
+            .records()
+            .map(|r| r.unwrap()[0].to_string())
+            .collect();
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        (keys, v)
+    };
+    // The README of the recording names the three leaves: scoreRows, checksumBlocks and
+    // encodeAuditEntries, minified to u, l and w in app.min.js.
+    let (keys, v) = run(true);
+    assert_eq!(
+        keys,
+        [
+            "scoreRows (../../src/hot.js)",
+            "checksumBlocks (../../src/hot.js)",
+            "encodeAuditEntries (../../src/audit.js)"
+        ]
+    );
+    // Parties go by the generated script's URL: the page and bundle are on 127.0.0.1.
+    for t in v["tasks"].as_array().unwrap() {
+        for f in t["chain"].as_array().unwrap() {
+            if f["url"].is_string() {
+                assert_eq!(f["party"], "first-party", "{f}");
+                assert_eq!(f["etld1"], "127.0.0.1", "{f}");
+            }
+        }
+    }
+    let (keys, _) = run(false);
+    let app = "http://127.0.0.1:37037/sm/dist/esbuild/app.min.js";
+    assert_eq!(
+        keys,
+        [
+            format!("u ({app})"),
+            format!("l ({app})"),
+            format!("w ({app})")
+        ]
+    );
+}

@@ -21,7 +21,8 @@ pub enum AggregateBy {
     /// `(no script url)` (see [`crate::enrich::party`]).
     Vendor,
     /// The leaf function with its script URL without query or fragment (`name (url)`), so
-    /// one function's tasks meet whatever line, column or cache-busting query they had.
+    /// one function's tasks meet whatever line, column or cache-busting query they had;
+    /// with a source map, the original function and source (`name (source)`).
     Function,
 }
 
@@ -103,14 +104,18 @@ impl Aggregator {
             AggregateBy::Chain => chain.clone(),
             AggregateBy::Url => leaf.url.clone(),
             AggregateBy::Vendor => owner.map_or_else(|| NO_SCRIPT_URL.to_owned(), |p| p.group()),
-            AggregateBy::Function => {
-                let url = without_query(&leaf.url);
-                if url.is_empty() {
-                    leaf.function.clone()
-                } else {
-                    format!("{} ({url})", leaf.function)
-                }
-            }
+            AggregateBy::Function => match leaf.original.as_deref() {
+                // With a source map: the original function and source.
+                Some(o) if o.in_chain_text => format!(
+                    "{} ({})",
+                    o.function.as_deref().unwrap_or(&leaf.function),
+                    o.source
+                ),
+                _ => match without_query(&leaf.url) {
+                    "" => leaf.function.clone(),
+                    url => format!("{} ({url})", leaf.function),
+                },
+            },
         };
         if self.by == AggregateBy::Vendor {
             // Every group with samples gets a row, even one that leads no task.
