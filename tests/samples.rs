@@ -78,6 +78,13 @@ cases! {
     field_chromium_bundle => "field-chromium-bundle",
     node_cpu_prof => "node-cpu-prof",
     recursion_and_triggers => "recursion-and-triggers",
+    sm_rollup_terser => "sm-rollup-terser",
+    sm_webpack_no_rundown => "sm-webpack-no-rundown",
+    sm_index_map => "sm-index-map",
+    sm_data_url => "sm-data-url",
+    sm_embedded => "sm-embedded",
+    sm_missing_map => "sm-missing-map",
+    sm_broken_map => "sm-broken-map",
 }
 
 /// The chain column of the row whose chain starts with `entry`, run with `args`.
