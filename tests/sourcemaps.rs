@@ -465,3 +465,35 @@ fn a_batch_of_1000_traces_of_one_build_decodes_its_map_once() {
     // 1,000 traces on 2 threads, one map: decoded once.
     assert_eq!(sym.maps_decoded(), 1);
 }
+
+#[test]
+fn aggregates_and_folded_stacks_use_original_names() {
+    let dir = shared().join("site/sm/dist").display().to_string();
+    let tmp = tempfile::tempdir().unwrap();
+    let (agg, folded) = (tmp.path().join("a.csv"), tmp.path().join("f.txt"));
+    taskchain()
+        .args(["-q", "-o", "-", "--source-maps", &dir, "--aggregate"])
+        .arg(&agg)
+        .arg("--folded")
+        .arg(&folded)
+        .arg(shared_trace())
+        .assert()
+        .success();
+    let agg = std::fs::read_to_string(&agg).unwrap();
+    assert!(
+        agg.contains(
+            "onFlushTimer (../../src/scheduler.js:9:10) > flush (../../src/audit.js:24:3) > \
+             encodeAuditEntries (../../src/audit.js:3:35),encodeAuditEntries,"
+        ),
+        "{agg}"
+    );
+    let folded = std::fs::read_to_string(&folded).unwrap();
+    // The click task's top stack: 697 samples (the ground truth's count).
+    assert!(
+        folded.lines().any(|l| l
+            == "handleImportClick (../../src/main.js:13:17);parseInventory (../../src/parse.js:9:17);\
+                transformRows (../../src/transform.js:8:17);scoreRows (../../src/hot.js:3:17) 697"),
+        "{folded}"
+    );
+    assert!(!folded.contains("app.min.js"), "{folded}");
+}
