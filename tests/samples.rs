@@ -157,10 +157,11 @@ fn every_sample_folder_is_a_case() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     found.sort();
-    // compare-builds holds run sets for `compare`, checked in tests/cli.rs.
+    // compare-builds holds run sets for `compare`, checked in tests/cli.rs; sm-site is the
+    // site (bundles, maps, sources) the sm-* cases' --source-maps mirror.
     let mut listed: Vec<String> = CASES
         .iter()
-        .chain(&["compare-builds"])
+        .chain(&["compare-builds", "sm-site"])
         .map(|s| s.to_string())
         .collect();
     listed.sort();
