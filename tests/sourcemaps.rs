@@ -497,3 +497,54 @@ fn aggregates_and_folded_stacks_use_original_names() {
     );
     assert!(!folded.contains("app.min.js"), "{folded}");
 }
+
+/// The shared checker, strict (no `--lenient-columns`), on the shared recording and on each
+/// sample's groundtruth.json (scripts/sourcemaps/groundtruth.py: scripts/reference.py's
+/// tasks and frames, functions.json's originals).
+#[test]
+fn check_py_strict_passes_on_every_recording() {
+    let site = shared().join("site").canonicalize().unwrap();
+    let mut runs: Vec<(PathBuf, PathBuf, Vec<String>)> = vec![(
+        shared_trace(),
+        shared_truth(),
+        vec![
+            "--source-maps".into(),
+            format!("http://127.0.0.1:37037/={}/", site.display()),
+        ],
+    )];
+    for case in [
+        "sm-rollup-terser",
+        "sm-webpack-no-rundown",
+        "sm-index-map",
+        "sm-data-url",
+        "sm-embedded",
+    ] {
+        let args = std::fs::read_to_string(sample(case).join("args")).unwrap_or_default();
+        runs.push((
+            sample(case).join("trace.json.gz"),
+            sample(case).join("expected/groundtruth.json"),
+            args.split_whitespace().map(str::to_string).collect(),
+        ));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for (trace, truth, args) in runs {
+        let out = tmp.path().join("out.json");
+        taskchain()
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["-q", "--format", "json", "-o"])
+            .arg(&out)
+            .args(&args)
+            .arg(&trace)
+            .assert()
+            .success();
+        let check = std::process::Command::new("python3")
+            .arg(shared().join("check.py"))
+            .arg(&truth)
+            .arg(&out)
+            .output()
+            .expect("python3 runs check.py");
+        let text = String::from_utf8_lossy(&check.stdout);
+        assert!(check.status.success(), "{}: {text}", trace.display());
+        assert!(text.trim_end().ends_with("18 passed, 0 failed"), "{text}");
+    }
+}
