@@ -184,6 +184,10 @@ pub fn task_schema() -> SchemaRef {
         utf8("leaf_original_source", true),
         int64("leaf_original_line", true),
         int64("leaf_original_column", true),
+        utf8("leaf_party", true),
+        utf8("leaf_vendor", true),
+        utf8("entry_party", true),
+        utf8("entry_vendor", true),
     ]))
 }
 
@@ -218,6 +222,8 @@ struct TaskColumns {
     leaf_original_source: StringBuilder,
     leaf_original_line: Int64Builder,
     leaf_original_column: Int64Builder,
+    /// `leaf_party`, `leaf_vendor`, `entry_party`, `entry_vendor`.
+    parties: [StringBuilder; 4],
     /// The chain's text, reused.
     text: String,
 }
@@ -269,6 +275,7 @@ impl TaskColumns {
             leaf_original_source: StringBuilder::new(),
             leaf_original_line: Int64Builder::new(),
             leaf_original_column: Int64Builder::new(),
+            parties: std::array::from_fn(|_| StringBuilder::new()),
             text: String::new(),
         }
     }
@@ -355,11 +362,23 @@ impl TaskColumns {
             .append_option(original.map(|o| i64::from(o.line)));
         self.leaf_original_column
             .append_option(original.map(|o| i64::from(o.column)));
+        let parties = r.notes.parties.as_ref();
+        for (i, p) in [
+            parties.and_then(|p| p.task.as_ref()),
+            parties.and_then(|p| p.entry.as_ref()),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            self.parties[2 * i].append_option(p.and_then(|p| p.party).map(|p| p.as_str()));
+            self.parties[2 * i + 1]
+                .append_option(p.and_then(|p| p.vendor.as_deref()).map(|e| e.name.as_str()));
+        }
     }
 
     /// The rows pushed since the last call, as a batch of [`task_schema`].
     fn finish(&mut self) -> std::io::Result<RecordBatch> {
-        let columns: Vec<ArrayRef> = vec![
+        let mut columns: Vec<ArrayRef> = vec![
             Arc::new(self.file.finish()),
             Arc::new(self.trace_id.finish()),
             Arc::new(self.pid.finish()),
@@ -390,6 +409,11 @@ impl TaskColumns {
             Arc::new(self.leaf_original_line.finish()),
             Arc::new(self.leaf_original_column.finish()),
         ];
+        columns.extend(
+            self.parties
+                .iter_mut()
+                .map(|b| Arc::new(b.finish()) as ArrayRef),
+        );
         RecordBatch::try_new(task_schema(), columns).map_err(to_io)
     }
 }
@@ -545,6 +569,12 @@ pub fn aggregate_schema(by: AggregateBy) -> SchemaRef {
             utf8("leaf_url", false),
         ],
         AggregateBy::Url => vec![utf8("url", false), int64("chains", false)],
+        AggregateBy::Function => vec![utf8("function", false), int64("chains", false)],
+        AggregateBy::Vendor => vec![
+            utf8("owner", false),
+            utf8("company", false),
+            utf8("category", false),
+        ],
     };
     fields.extend([
         int64("long_tasks", false),
@@ -555,6 +585,12 @@ pub fn aggregate_schema(by: AggregateBy) -> SchemaRef {
         float64("stack_ms_p95", false),
         float64("task_ms_total", false),
     ]);
+    if by == AggregateBy::Vendor {
+        fields.extend([
+            float64("blocking_ms_total", false),
+            float64("sample_share", true),
+        ]);
+    }
     Arc::new(Schema::new(fields))
 }
 
@@ -586,7 +622,12 @@ pub fn write_aggregate(
             text(&|r| &r.leaf_function),
             text(&|r| &r.leaf_url),
         ],
-        AggregateBy::Url => vec![text(&|r| &r.key), n(&|r| r.chains)],
+        AggregateBy::Url | AggregateBy::Function => vec![text(&|r| &r.key), n(&|r| r.chains)],
+        AggregateBy::Vendor => vec![
+            text(&|r| &r.key),
+            text(&|r| &r.company),
+            text(&|r| &r.category),
+        ],
     };
     columns.extend([
         n(&|r| r.tasks),
@@ -597,6 +638,12 @@ pub fn write_aggregate(
         ms(&|r| r.stack_p95),
         ms(&|r| r.task_total),
     ]);
+    if by == AggregateBy::Vendor {
+        columns.push(ms(&|r| r.blocking_total));
+        columns.push(Arc::new(arrow_array::Float64Array::from_iter(
+            rows.iter().map(|r| r.sample_share),
+        )));
+    }
     let batch = RecordBatch::try_new(schema.clone(), columns).map_err(to_io)?;
     let mut w = TableWriter::new(out, schema, AGGREGATE_SCHEMA)?;
     w.write(&batch)?;
