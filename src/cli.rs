@@ -56,6 +56,10 @@ pub struct Cli {
     /// N machines split one corpus with no overlap and no gap.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    /// Let folder and glob searches follow symbolic links that lead out of the folder
+    /// searched (by default such links are left out with a note).
+    #[arg(long)]
+    pub follow_links: bool,
     /// Write the report here instead of standard output (`-` = standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -298,6 +302,7 @@ impl Cli {
             paths: self.paths,
             files_from: self.files_from,
             shard: self.shard.as_deref().map(parse_shard).transpose()?,
+            follow_links: self.follow_links,
             tasks_file: self.common.tasks,
             output: self.output,
             format: self.format,

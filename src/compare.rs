@@ -302,8 +302,13 @@ pub fn run(cfg: &crate::cli::CompareConfig) -> anyhow::Result<CompareOutcome> {
     if stdin(&cfg.base) && stdin(&cfg.candidate) {
         anyhow::bail!("standard input (-) can be read once: give it to one set only");
     }
-    let mut inputs = crate::input::paths::inputs(&cfg.base, None, None)?;
-    inputs.extend(crate::input::paths::inputs(&cfg.candidate, None, None)?);
+    let mut inputs = crate::input::paths::inputs(&cfg.base, None, None, false)?;
+    inputs.extend(crate::input::paths::inputs(
+        &cfg.candidate,
+        None,
+        None,
+        false,
+    )?);
     check_outputs(
         &[
             ("-o", Some(cfg.output.as_deref().unwrap_or(Path::new("-")))),

@@ -50,6 +50,8 @@ pub struct Config {
     pub files_from: Option<PathBuf>,
     /// `--shard I/N` (1-based I).
     pub shard: Option<(usize, usize)>,
+    /// `--follow-links`: folder and glob searches follow symbolic links out of the folder.
+    pub follow_links: bool,
     /// `--tasks`: the file the task entries were read from (never to be overwritten).
     pub tasks_file: Option<PathBuf>,
     /// Output file; `None` or `-` for standard output.

@@ -85,15 +85,20 @@ pub fn open(
     input: &InputPath,
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 ) -> Result<Source> {
-    let (path, file) = match input {
+    let path = match input {
         InputPath::Stdin => return stream(Box::new(std::io::stdin()), input, progress),
-        InputPath::File(path) | InputPath::Found(path) => (path, File::open(path)),
+        InputPath::File(path) | InputPath::Found(path) => path,
     };
     let io = |source| Error::Io {
         path: path.clone(),
         source,
     };
-    let file = file.map_err(io)?;
+    // Looked at before opening: opening a FIFO waits for a writer, a terminal for a line.
+    let kind = std::fs::metadata(path).map_err(io)?.file_type();
+    if !kind.is_file() {
+        return open_special(path, kind, input, progress);
+    }
+    let file = File::open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return stream(Box::new(file), input, progress);
@@ -114,6 +119,58 @@ pub fn open(
     } else {
         Ok(Source::Whole(TraceBytes::Mapped(map)))
     }
+}
+
+/// Opens a path that is not a regular file: a FIFO or pipe (`<(zcat x.gz)`) is opened
+/// without waiting for a writer and read as a stream (with no writer it reads as empty);
+/// devices, sockets and folders are refused, naming what they are.
+fn open_special(
+    path: &std::path::Path,
+    kind: std::fs::FileType,
+    input: &InputPath,
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+) -> Result<Source> {
+    let refuse = |what: &str| Error::NotATrace {
+        path: path.to_path_buf(),
+        reason: format!("{what}, not a regular file or a pipe"),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        use std::os::unix::io::AsRawFd;
+        if kind.is_fifo() {
+            let file = File::options()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .map_err(|source| Error::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            // Reads block again from here on: a writer that is there is waited for.
+            // SAFETY: fcntl on a descriptor this function owns.
+            unsafe {
+                let fd = file.as_raw_fd();
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+            return stream(Box::new(file), input, progress);
+        }
+        if kind.is_char_device() {
+            return Err(refuse("a character device"));
+        }
+        if kind.is_block_device() {
+            return Err(refuse("a block device"));
+        }
+        if kind.is_socket() {
+            return Err(refuse("a socket"));
+        }
+    }
+    if kind.is_dir() {
+        return Err(refuse("a folder"));
+    }
+    let _ = progress;
+    Err(refuse("a special file"))
 }
 
 /// A stream that cannot be mapped: its first block tells gzip (read whole, compressed,
@@ -347,6 +404,31 @@ mod tests {
         let (bytes, broken) = decoded(&p);
         assert!(bytes.starts_with(b"[{\"a\":1},"));
         assert!(broken);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifo_named_on_the_command_line_does_not_block() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        // No writer: opened without waiting, and read as empty (the test would hang else).
+        let Source::Stream(mut blocks) = open(&InputPath::File(fifo.clone()), None).unwrap() else {
+            panic!("a FIFO is read as a stream")
+        };
+        use crate::scan::stream::BlockSource;
+        let mut buf = Vec::new();
+        while blocks.append_to(&mut buf).unwrap() {}
+        assert!(buf.is_empty());
+        // Devices are refused by name, not read.
+        let e = open(&InputPath::File("/dev/zero".into()), None)
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: not a trace: a character device, not a regular file or a pipe"
+        );
     }
 
     #[test]
