@@ -481,6 +481,11 @@ pub fn report_tasks(
         .map(|(mut c, t)| {
             let notes = enricher.task(&c);
             c.flags.set(Flags::TRUNCATED_FILE, found.truncated);
+            // In a cut-off file, a thread without a profile may have had one in the part
+            // not written: that is the cut's doing, not the recording's.
+            if found.truncated && c.status == chain::ChainStatus::NoProfile {
+                c.status = chain::ChainStatus::ProfileCutOff;
+            }
             let name = found
                 .thread_names
                 .get(&c.task.thread)

@@ -414,7 +414,7 @@ fn corrupt_middle_keeps_rows_before_it_and_exits_2() {
     assert_eq!(out.status.code(), Some(2));
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.lines().count(), 2, "{stdout}");
-    assert!(stdout.contains(",no_profile,truncated_file,"));
+    assert!(stdout.contains(",profile_cut_off,truncated_file,"));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
         stderr.contains("invalid JSON at byte 153 (event 2): expected ':' after a key"),
@@ -441,4 +441,40 @@ fn empty_folders_and_empty_trace_files_are_errors() {
                 predicate::str::contains("cut.json: invalid JSON at byte 1 (event 0): the file ends before the first trace event is complete"),
             ),
         );
+}
+
+#[test]
+fn cut_off_gzip_without_a_profile_blames_the_cut_not_the_recording() {
+    // A gzip of an event array cut inside its third event: two long tasks on a renderer
+    // main thread, no profile in the part written. The same events closed properly are a
+    // recording without the profiler: `no_profile`.
+    let events = r#"[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"CrRendererMain"}},
+{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":0,"dur":90000},
+{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":100000,"dur":90000},
+{"ph":"P","name":"Profile","pid":1,"tid":1,"id":"0x1","ts":5,"args":{"data":{"startT"#;
+    let dir = tempfile::tempdir().unwrap();
+    let gz = |name: &str, text: &str| {
+        use std::io::Write;
+        let f = dir.path().join(name);
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(text.as_bytes()).unwrap();
+        std::fs::write(&f, e.finish().unwrap()).unwrap();
+        f
+    };
+    let cut = gz("cut.json.gz", events);
+    let out = taskchain().arg(&cut).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout.matches(",profile_cut_off,truncated_file,").count(),
+        2,
+        "{stdout}"
+    );
+    let whole = events.rsplit_once(",\n").unwrap().0.to_string() + "]";
+    let out = taskchain()
+        .arg(gz("whole.json.gz", &whole))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(stdout.matches(",no_profile,,").count(), 2, "{stdout}");
 }

@@ -1,11 +1,11 @@
 //! `--method heaviest-path` (SPEC "Beyond the method"): descend from the root, at each step
 //! into the child stack with the most sample time inside the window, while that child
-//! holds at least half of its parent's time. Robust when the leaf varies inside one hot
+//! holds at least half of its parent's time (and always past `(root)`). Robust when the leaf varies inside one hot
 //! function (deep recursion, inlining), where exact-stack groups split the samples.
 
 use super::Pick;
 use super::window::Weighted;
-use crate::profile::StackIndex;
+use crate::profile::{FrameKind, StackIndex};
 use crate::time::TimeDelta;
 
 /// The heaviest path's last stack, with the samples and time of its subtree.
@@ -57,11 +57,17 @@ pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
             None => best_root,
             Some(c) => best[c],
         };
-        // Descend while the child holds at least half of its parent's time.
+        // Descend while the child holds at least half of its parent's time, and always
+        // past the `(root)` frame: a path that stops there names no function.
+        let at_root = cur.is_none_or(|c| {
+            w.profile.frames.kind(stacks.frame(StackIndex::new(c))) == FrameKind::Root
+        });
         match next {
             Some(c)
                 if time[c] > TimeDelta::ZERO
-                    && i128::from(time[c].as_nanos()) * 2 >= i128::from(cur_time.as_nanos()) =>
+                    && (at_root
+                        || i128::from(time[c].as_nanos()) * 2
+                            >= i128::from(cur_time.as_nanos())) =>
             {
                 cur = Some(c);
                 cur_time = time[c];
@@ -74,5 +80,6 @@ pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
         stack: StackIndex::new(stack),
         samples: count[stack],
         time: cur_time,
+        tied: false,
     })
 }

@@ -38,7 +38,8 @@ pub enum LowConfidencePolicy {
     Flag,
     /// Leave the row out.
     Drop,
-    /// Resolve again with the heaviest-path method (flag `fallback`).
+    /// Resolve again with the heaviest-path method; its answer replaces the first only
+    /// when it has a JS chain and a higher confidence (then flag `fallback`).
     Fallback,
 }
 
@@ -90,6 +91,10 @@ pub enum ChainStatus {
     NoSamples,
     /// No profile covers the task's thread.
     NoProfile,
+    /// The file was cut off (flag `truncated_file`) and no profile of the part read covers
+    /// the task's thread: the profile's events may have been after the cut, so the
+    /// recording is not to blame.
+    ProfileCutOff,
 }
 
 impl ChainStatus {
@@ -101,13 +106,14 @@ impl ChainStatus {
             ChainStatus::NonJs => "non_js",
             ChainStatus::NoSamples => "no_samples",
             ChainStatus::NoProfile => "no_profile",
+            ChainStatus::ProfileCutOff => "profile_cut_off",
         }
     }
 }
 
 /// Quality notes of one row (SPEC §3 `flags`), as bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Flags(u8);
+pub struct Flags(u16);
 
 impl Flags {
     /// A `B` with no `E`: the task is cut at the trace's end.
@@ -116,14 +122,19 @@ impl Flags {
     pub const TRUNCATED_FILE: Flags = Flags(2);
     /// `t0` taken from the `Profile` event's `ts`.
     pub const PROFILE_START_ON_OTHER_CLOCK: Flags = Flags(4);
-    /// Negative `timeDeltas` inside the window.
+    /// Sorting samples that came out of order (negative `timeDeltas`) changed the answer:
+    /// which samples are in the window, or which of two equal groups is the target.
     pub const SAMPLES_REORDERED: Flags = Flags(8);
     /// No sample for over 10 ms inside the window.
     pub const PROFILE_GAP: Flags = Flags(16);
-    /// Resolved again by heaviest path after a low-confidence result.
+    /// The low-confidence answer was replaced by the heaviest path's, a JS chain with a
+    /// higher confidence.
     pub const FALLBACK: Flags = Flags(32);
+    /// The profile's first sample lies inside the window (after its start): the profiler started during the
+    /// task, whose start it did not see (its own start shows as `(program)`).
+    pub const PROFILE_STARTED_INSIDE: Flags = Flags(64);
 
-    const NAMES: [(Flags, &'static str); 6] = [
+    const NAMES: [(Flags, &'static str); 7] = [
         (Flags::INCOMPLETE, "incomplete"),
         (Flags::TRUNCATED_FILE, "truncated_file"),
         (
@@ -133,6 +144,7 @@ impl Flags {
         (Flags::SAMPLES_REORDERED, "samples_reordered"),
         (Flags::PROFILE_GAP, "profile_gap"),
         (Flags::FALLBACK, "fallback"),
+        (Flags::PROFILE_STARTED_INSIDE, "profile_started_inside"),
     ];
 
     /// Sets `f` when `on`.
@@ -241,11 +253,13 @@ pub fn resolve(
         Flags::PROFILE_START_ON_OTHER_CLOCK,
         profile.origin.start_on_other_clock,
     );
-    out.flags.set(
-        Flags::SAMPLES_REORDERED,
-        window.contains_any(&samples.reordered),
-    );
     out.flags.set(Flags::PROFILE_GAP, w.has_gap_over(cfg.gap));
+    out.flags.set(
+        Flags::PROFILE_STARTED_INSIDE,
+        profile
+            .first_sample
+            .is_some_and(|t| window.start < t && t < window.end),
+    );
 
     if cfg.collect_stacks {
         out.stacks = folded_stacks(&w);
@@ -254,6 +268,13 @@ pub fn resolve(
         Method::LargestStack => w.largest_stack(),
         Method::HeaviestPath => heaviest::heaviest_path(&w),
     };
+    // Sorting out-of-order samples matters only when it moved one across an edge of the
+    // window, or when it could decide a tie between equal groups.
+    out.flags.set(
+        Flags::SAMPLES_REORDERED,
+        window.edge_crossed_backwards(&samples.reordered)
+            || (pick.is_some_and(|p| p.tied) && window.holds_backward_step(&samples.reordered)),
+    );
     apply(&mut out, profile, pick, cfg.min_confidence);
     if out.window_samples < cfg.min_samples {
         out.status = ChainStatus::LowConfidence;
@@ -264,13 +285,22 @@ pub fn resolve(
             LowConfidencePolicy::Drop => return None,
             LowConfidencePolicy::Fallback => {
                 if cfg.method != Method::HeaviestPath {
+                    let mut alt = out.clone();
                     apply(
-                        &mut out,
+                        &mut alt,
                         profile,
                         heaviest::heaviest_path(&w),
                         cfg.min_confidence,
                     );
-                    out.flags.set(Flags::FALLBACK, true);
+                    // Only a JS chain more certain than the first answer replaces it.
+                    let js_leaf = !alt.chain.is_empty() && alt.status != ChainStatus::NonJs;
+                    if js_leaf && alt.confidence > out.confidence {
+                        if out.window_samples < cfg.min_samples {
+                            alt.status = ChainStatus::LowConfidence;
+                        }
+                        alt.flags.set(Flags::FALLBACK, true);
+                        out = alt;
+                    }
                 }
             }
         }
@@ -287,10 +317,12 @@ pub struct Pick {
     pub samples: usize,
     /// Their time in the window.
     pub time: TimeDelta,
+    /// Another group has as many samples (the tie went to the earliest).
+    pub tied: bool,
 }
 
 /// Fills the row from a pick and sets its status: `low_confidence` below
-/// `min_confidence` (or with nothing picked), else `non_js` for a VM-state leaf (the task
+/// `min_confidence` (or with nothing picked, or an empty chain), else `non_js` for a VM-state leaf (the task
 /// was mostly native work), else `ok`. Confidence is compared as reported (3 decimals), so
 /// a row shown as 0.950 is never below a minimum of 0.95.
 fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<Pick>, min_confidence: f64) {
@@ -312,7 +344,8 @@ fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<Pick>, min_conf
     };
     out.chain = chain_frames(profile, pick.stack);
     let leaf_kind = profile.frames.kind(profile.stacks.frame(pick.stack));
-    out.status = if round_confidence(out.confidence) < min_confidence {
+    // A row is never `ok` without a chain: a target stack of `(root)` alone names nothing.
+    out.status = if round_confidence(out.confidence) < min_confidence || out.chain.is_empty() {
         ChainStatus::LowConfidence
     } else if leaf_kind.is_vm_state() {
         ChainStatus::NonJs

@@ -229,10 +229,111 @@ fn heaviest_path_descends_while_child_holds_half() {
         ..ChainConfig::default()
     };
     let c = resolve(&t, &ps, None, &fallback).unwrap();
-    assert_eq!(names(&c), ["f", "f"]);
-    assert!(c.flags.contains(Flags::FALLBACK));
-    // 30 / 70 is still below 0.5.
+    // The heaviest path's 30 / 70 is no better than g's 30 / 70: the first answer stays.
+    assert_eq!(names(&c), ["g"]);
+    assert!(!c.flags.contains(Flags::FALLBACK));
     assert_eq!(c.status, ChainStatus::LowConfidence);
+}
+
+fn a_bcd() -> Vec<Node> {
+    vec![
+        node(1, None, "(root)"),
+        node(2, Some(1), "a"),
+        node(3, Some(2), "b"),
+        node(4, Some(2), "c"),
+        node(5, Some(2), "d"),
+        node(6, Some(1), "e"),
+        node(7, Some(1), "(program)"),
+    ]
+}
+
+#[test]
+fn fallback_replaces_only_with_a_more_certain_js_chain() {
+    // a > b 2 samples, a > c 2, a > d 1, each 10 µs of a 50 µs task. Largest group: b
+    // (tie with c, b first), 20 / 50 = 0.4: low confidence. Heaviest path: (root) 50 →
+    // a 50 → b 20 < 25: stops at a, 50 / 50 = 1.0, ok.
+    let ps = profile_set(
+        a_bcd(),
+        &[(0, 3), (10, 4), (20, 3), (30, 4), (40, 5), (50, 1)],
+        None,
+    );
+    let fallback = ChainConfig {
+        policy: LowConfidencePolicy::Fallback,
+        ..ChainConfig::default()
+    };
+    let c = resolve(&task(0, 50), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(
+        (names(&c), c.status),
+        (vec!["a", "b"], ChainStatus::LowConfidence)
+    );
+    let c = resolve(&task(0, 50), &ps, None, &fallback).unwrap();
+    assert_eq!(names(&c), ["a"]);
+    assert_eq!((c.target_samples, c.confidence), (5, 1.0));
+    assert_eq!(c.status, ChainStatus::Ok);
+    assert_eq!(c.flags.to_text(), "fallback");
+
+    // (program) 3 samples, e 2 (of 60 µs): largest group (program) 30 / 60 = 0.5 is
+    // non_js, not low; with a 0.6 minimum it is low, and the heaviest path (root) 60 →
+    // (program) 30 ≥ 30 is a VM state: not a JS chain, so it replaces nothing.
+    let ps = profile_set(
+        a_bcd(),
+        &[(0, 7), (10, 6), (20, 7), (30, 6), (40, 7), (50, 3), (60, 1)],
+        None,
+    );
+    let strict = ChainConfig {
+        min_confidence: 0.6,
+        ..fallback
+    };
+    let c = resolve(&task(0, 60), &ps, None, &strict).unwrap();
+    assert_eq!(
+        (names(&c), c.status),
+        (vec!["(program)"], ChainStatus::LowConfidence)
+    );
+    assert!(!c.flags.contains(Flags::FALLBACK));
+}
+
+#[test]
+fn heaviest_path_never_stops_at_the_root() {
+    // (root) 50: a 20, e 20, (program) 10: no child holds half. The path goes past
+    // (root) into its heaviest child (a, tied with e, interned first) and stops there:
+    // a chain, 20 / 50 = 0.4, low confidence — never an empty chain at 1.0.
+    let ps = profile_set(
+        a_bcd(),
+        &[(0, 2), (10, 6), (20, 2), (30, 6), (40, 7), (50, 1)],
+        None,
+    );
+    for policy in [LowConfidencePolicy::Flag, LowConfidencePolicy::Fallback] {
+        for method in [Method::HeaviestPath, Method::LargestStack] {
+            let cfg = ChainConfig {
+                method,
+                policy,
+                ..ChainConfig::default()
+            };
+            let c = resolve(&task(0, 50), &ps, None, &cfg).unwrap();
+            assert_eq!(names(&c), ["a"], "{method:?} {policy:?}");
+            assert_eq!(c.confidence, 0.4);
+            assert_eq!(c.status, ChainStatus::LowConfidence);
+        }
+    }
+    // Samples on (root) itself (an empty stack): the largest group names no function, so
+    // the row is low confidence however much time it holds.
+    let ps = profile_set(a_bcd(), &[(0, 1), (10, 1), (20, 1), (30, 2), (40, 1)], None);
+    let c = resolve(&task(0, 50), &ps, None, &ChainConfig::default()).unwrap();
+    assert!(c.chain.is_empty());
+    assert_eq!((c.confidence, c.status), (0.8, ChainStatus::LowConfidence));
+}
+
+#[test]
+fn profile_started_inside_when_its_first_sample_is_in_the_window() {
+    let ps = profile_set(abc(), &[(20, 3), (30, 3), (40, 3), (50, 3)], None);
+    let c = resolve(&task(0, 60), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(c.flags.to_text(), "profile_started_inside");
+    // A first sample exactly at the task's start saw all of it.
+    let c = resolve(&task(20, 40), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(c.flags.to_text(), "");
+    // A later task: the profile was running before it.
+    let c = resolve(&task(30, 25), &ps, None, &ChainConfig::default()).unwrap();
+    assert!(!c.flags.contains(Flags::PROFILE_STARTED_INSIDE));
 }
 
 #[test]
@@ -278,13 +379,27 @@ fn flags_for_gaps_and_reordered_samples() {
     let c = resolve(&task(0, 20_000), &ps, None, &ChainConfig::default()).unwrap();
     assert!(c.flags.contains(Flags::PROFILE_GAP));
     assert!(!c.flags.contains(Flags::SAMPLES_REORDERED));
-    // Out of order: 10 then 5 (delta −5).
+    // Out of order: 10 then 5 (delta −5), all b. Inside [0, 30) sorting changes nothing:
+    // the same samples, one group.
     let ps = profile_set(abc(), &[(0, 3), (10, 3), (5, 3), (20, 3)], None);
     let c = resolve(&task(0, 30), &ps, None, &ChainConfig::default()).unwrap();
-    assert!(c.flags.contains(Flags::SAMPLES_REORDERED));
+    assert_eq!(c.flags.to_text(), "");
+    // [0, 8): read in file order, 0 and 10 (out) then 5 (back in): the step 10 → 5
+    // crosses the end at 8, so which samples are in the window depends on the sort.
+    let c = resolve(&task(0, 8), &ps, None, &ChainConfig::default()).unwrap();
     assert_eq!(c.flags.to_text(), "samples_reordered");
+    // [7, 30): the step crosses the start.
+    let c = resolve(&task(7, 23), &ps, None, &ChainConfig::default()).unwrap();
+    assert!(c.flags.contains(Flags::SAMPLES_REORDERED));
     let outside = resolve(&task(100, 30), &ps, None, &ChainConfig::default()).unwrap();
     assert!(!outside.flags.contains(Flags::SAMPLES_REORDERED));
+    // b 0, c 10, c 5, b 20: two groups of 2; sorted, c's first sample (5) is not the
+    // earliest (0 is b's) either way, but the order decides ties, so the step inside
+    // the window is flagged.
+    let ps = profile_set(abc(), &[(0, 3), (10, 4), (5, 4), (20, 3)], None);
+    let c = resolve(&task(0, 30), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(names(&c), ["a", "b"]);
+    assert!(c.flags.contains(Flags::SAMPLES_REORDERED));
 }
 
 #[test]

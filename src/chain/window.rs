@@ -23,10 +23,24 @@ impl Window {
             end: task.end(),
         }
     }
-    /// True when some time of the sorted list `ts` lies in the window.
-    pub fn contains_any(&self, ts: &[Timestamp]) -> bool {
-        let i = ts.partition_point(|&t| t < self.start);
-        ts.get(i).is_some_and(|&t| t < self.end)
+    /// True when a backward step of the sample times (`(time, time before it)`, from
+    /// negative `timeDeltas`) crosses an edge of the window: read in file order, the
+    /// samples would enter or leave it more than once, so which samples are in the window
+    /// depends on sorting them.
+    pub fn edge_crossed_backwards(&self, steps: &[(Timestamp, Timestamp)]) -> bool {
+        let crosses =
+            |edge: Timestamp, (t, before): (Timestamp, Timestamp)| t < edge && edge <= before;
+        steps
+            .iter()
+            .any(|&st| crosses(self.start, st) || crosses(self.end, st))
+    }
+
+    /// True when a backward step lies wholly inside the window: the order of samples in it
+    /// (and so which of two equal groups came first) depends on sorting them.
+    pub fn holds_backward_step(&self, steps: &[(Timestamp, Timestamp)]) -> bool {
+        steps
+            .iter()
+            .any(|&(t, before)| self.start <= t && before < self.end)
     }
 }
 
@@ -152,10 +166,15 @@ impl<'p> Weighted<'p> {
             .enumerate()
             .filter(|(_, g)| g.0 > 0)
             .max_by_key(|(_, g)| (g.0, std::cmp::Reverse(g.1)))?;
+        let tied = groups
+            .iter()
+            .enumerate()
+            .any(|(s, g)| s != stack && g.0 == samples);
         Some(Pick {
             stack: StackIndex::new(stack),
             samples,
             time,
+            tied,
         })
     }
 

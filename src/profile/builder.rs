@@ -113,6 +113,7 @@ impl ProfileBuilder {
             node_stacks,
             placement,
             sample_count,
+            first_sample: bounds.map(|b| b.0),
             last_sample: bounds.map(|b| b.1),
             mean_interval,
         }
@@ -375,7 +376,11 @@ mod tests {
             .map(|&s| names(&p, s).pop().unwrap())
             .collect();
         assert_eq!(leafs, ["a", "a", "b", "b"]);
-        assert_eq!(all(&p).reordered, vec![Timestamp::from_micros(120)]);
+        // The backward step: from 150 µs back to 120 µs.
+        assert_eq!(
+            all(&p).reordered,
+            vec![(Timestamp::from_micros(120), Timestamp::from_micros(150))]
+        );
     }
 
     #[test]

@@ -55,6 +55,8 @@ pub struct CpuProfile {
     pub placement: Placement,
     /// Number of samples in the whole profile.
     pub sample_count: u64,
+    /// Time of the profile's earliest sample, known node or not (`None` without samples).
+    pub first_sample: Option<Timestamp>,
     /// Time of the profile's latest sample, known node or not (`None` without samples).
     pub last_sample: Option<Timestamp>,
     /// Mean gap between samples over the whole profile, (last − first) / (count − 1), as

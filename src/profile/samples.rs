@@ -93,8 +93,9 @@ fn dense_get(dense: &[Option<StackIndex>], id: i64) -> Option<StackIndex> {
 pub struct WindowSamples {
     /// Times and stacks.
     pub table: SampleTable,
-    /// Times of samples that came with a negative delta, sorted.
-    pub reordered: Vec<Timestamp>,
+    /// Backward steps: for each sample that came with a negative delta, (its time, the
+    /// time of the sample read just before it), sorted.
+    pub reordered: Vec<(Timestamp, Timestamp)>,
     /// Samples naming no node (left out).
     pub unknown: u64,
     /// Chunks whose arrays could not be read.
@@ -142,7 +143,7 @@ fn sort_rows(ts: &mut Vec<Timestamp>, stack: &mut Vec<StackIndex>) {
 struct Decoded {
     ts: Vec<Timestamp>,
     stack: Vec<StackIndex>,
-    reordered: Vec<Timestamp>,
+    reordered: Vec<(Timestamp, Timestamp)>,
     unknown: u64,
 }
 
@@ -317,8 +318,9 @@ impl Placement {
     }
 
     /// Appends the samples of chunk `i` (its `ids` and `deltas`, as read) as rows: times
-    /// from the chunk's base, the stacks of known nodes; the times of samples that came
-    /// with a negative delta go to `reordered`. Returns the number naming no node.
+    /// from the chunk's base, the stacks of known nodes; each sample that came with a
+    /// negative delta goes to `reordered` as (its time, the time before it). Returns the
+    /// number naming no node.
     fn append_rows(
         &self,
         i: usize,
@@ -326,14 +328,15 @@ impl Placement {
         stacks: &NodeStacks,
         ts: &mut Vec<Timestamp>,
         stack: &mut Vec<StackIndex>,
-        reordered: &mut Vec<Timestamp>,
+        reordered: &mut Vec<(Timestamp, Timestamp)>,
     ) -> u64 {
         let mut unknown = 0;
         let mut t = self.base[i];
         for (id, d) in ids.iter().zip(deltas) {
+            let before = t;
             t = t + *d;
             if d.is_negative() {
-                reordered.push(t);
+                reordered.push((t, before));
             }
             match stacks.get(*id) {
                 Some(s) => {
@@ -461,8 +464,13 @@ impl Placement {
                     None => out.unreadable += 1,
                     Some(d) => {
                         out.unknown += d.unknown;
-                        out.reordered
-                            .extend_from_slice(&d.reordered[inside(&d.reordered)]);
+                        // The backward steps that meet the window (from before its start
+                        // or to after its end too: those change which samples are in it).
+                        out.reordered.extend(
+                            d.reordered
+                                .iter()
+                                .filter(|&&(t, before)| t < end && before >= start),
+                        );
                         let r = inside(&d.ts);
                         ts.extend_from_slice(&d.ts[r.clone()]);
                         stack.extend_from_slice(&d.stack[r]);
@@ -573,7 +581,8 @@ mod tests {
             w.table.ts.iter().map(|&x| us(x)).collect::<Vec<_>>(),
             [106, 110, 126, 131]
         );
-        assert_eq!(w.reordered, [t(106)]);
+        // 110 back to 106.
+        assert_eq!(w.reordered, [(t(106), t(110))]);
     }
 
     #[test]
