@@ -121,8 +121,13 @@ pub fn open(
     }
 }
 
+/// How long a FIFO named as an input is waited for to be written to, ms.
+pub(crate) static FIFO_WAIT_MS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(10_000);
+
 /// Opens a path that is not a regular file: a FIFO or pipe (`<(zcat x.gz)`) is opened
-/// without waiting for a writer and read as a stream (with no writer it reads as empty);
+/// without blocking and read as a stream once written to (a FIFO nothing writes to within
+/// [`FIFO_WAIT_MS`] is refused, so it cannot hold up a batch);
 /// devices, sockets and folders are refused, naming what they are.
 fn open_special(
     path: &std::path::Path,
@@ -132,7 +137,7 @@ fn open_special(
 ) -> Result<Source> {
     let refuse = |what: &str| Error::NotATrace {
         path: path.to_path_buf(),
-        reason: format!("{what}, not a regular file or a pipe"),
+        reason: what.to_string(),
     };
     #[cfg(unix)]
     {
@@ -147,30 +152,46 @@ fn open_special(
                     path: path.to_path_buf(),
                     source,
                 })?;
-            // Reads block again from here on: a writer that is there is waited for.
+            let fd = file.as_raw_fd();
+            // Wait a bounded time for a writer to write (or to come and go): Linux reports
+            // neither while no writer has opened the FIFO since we did.
+            let wait = FIFO_WAIT_MS.load(std::sync::atomic::Ordering::Relaxed);
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: poll on one pollfd that lives across the call.
+            let ready = unsafe { libc::poll(&mut poll, 1, wait.min(i32::MAX as u64) as i32) };
+            if ready == 0 {
+                return Err(refuse(&format!(
+                    "a FIFO (named pipe) that nothing wrote to within {} s",
+                    wait as f64 / 1000.0
+                )));
+            }
+            // Reads block again from here on.
             // SAFETY: fcntl on a descriptor this function owns.
             unsafe {
-                let fd = file.as_raw_fd();
                 let flags = libc::fcntl(fd, libc::F_GETFL);
                 libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
             }
             return stream(Box::new(file), input, progress);
         }
         if kind.is_char_device() {
-            return Err(refuse("a character device"));
+            return Err(refuse("a character device, not a regular file or a pipe"));
         }
         if kind.is_block_device() {
-            return Err(refuse("a block device"));
+            return Err(refuse("a block device, not a regular file or a pipe"));
         }
         if kind.is_socket() {
-            return Err(refuse("a socket"));
+            return Err(refuse("a socket, not a regular file or a pipe"));
         }
     }
     if kind.is_dir() {
-        return Err(refuse("a folder"));
+        return Err(refuse("a folder, not a regular file or a pipe"));
     }
     let _ = progress;
-    Err(refuse("a special file"))
+    Err(refuse("a special file, not a regular file or a pipe"))
 }
 
 /// A stream that cannot be mapped: its first block tells gzip (read whole, compressed,
@@ -413,14 +434,30 @@ mod tests {
         let fifo = d.path().join("pipe.json");
         let made = std::process::Command::new("mkfifo").arg(&fifo).status();
         assert!(made.unwrap().success());
-        // No writer: opened without waiting, and read as empty (the test would hang else).
+        // No writer: refused after the wait (the test would hang else).
+        FIFO_WAIT_MS.store(200, std::sync::atomic::Ordering::Relaxed);
+        let e = open(&InputPath::File(fifo.clone()), None).err().unwrap();
+        assert!(
+            e.to_string()
+                .ends_with("not a trace: a FIFO (named pipe) that nothing wrote to within 0.2 s"),
+            "{e}"
+        );
+        // A writer that comes during the wait is read.
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                std::fs::write(fifo, b"[]").unwrap()
+            })
+        };
         let Source::Stream(mut blocks) = open(&InputPath::File(fifo.clone()), None).unwrap() else {
             panic!("a FIFO is read as a stream")
         };
         use crate::scan::stream::BlockSource;
         let mut buf = Vec::new();
         while blocks.append_to(&mut buf).unwrap() {}
-        assert!(buf.is_empty());
+        writer.join().unwrap();
+        assert_eq!(buf, b"[]");
         // Devices are refused by name, not read.
         let e = open(&InputPath::File("/dev/zero".into()), None)
             .err()
