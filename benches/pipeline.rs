@@ -8,8 +8,9 @@ use std::hint::black_box;
 use std::io::Read;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use taskchain::input::envelope::{self, Envelope};
-use taskchain::scan::{self, Diagnostics};
+use taskchain::scan;
+use taskchain::scan::envelope::{self, Envelope};
+use taskchain::vocab::Diagnostics;
 use taskchain::{Settings, chain, profile, tasks};
 
 /// (name, decompressed bytes, offset of the first event).
@@ -138,14 +139,14 @@ fn number_arrays(c: &mut Criterion) {
     g.bench_function("values, one at a time", |bench| {
         bench.iter(|| {
             let mut k = 0;
-            scan::json::plain_uints(black_box(&b), &(0..b.len()), |v| {
+            taskchain::json::plain_uints(black_box(&b), &(0..b.len()), |v| {
                 out[k % 100] = v as u32;
                 k += 1;
             })
         })
     });
     g.bench_function("values, four at a time", |bench| {
-        bench.iter(|| scan::json::plain_uints_into(black_box(&b), &(0..b.len()), &mut out))
+        bench.iter(|| taskchain::json::plain_uints_into(black_box(&b), &(0..b.len()), &mut out))
     });
     g.finish();
 }

@@ -7,8 +7,9 @@
 //! - `collect`: the walk with the scan's collector (what matters is kept);
 //! - `chains`: everything up to the long tasks, then times chain resolution alone.
 
-use taskchain::input::envelope::{self, Envelope};
-use taskchain::scan::{self, Collector, Diagnostics};
+use taskchain::scan::envelope::{self, Envelope};
+use taskchain::scan::{self, Collector};
+use taskchain::vocab::Diagnostics;
 use taskchain::{chain, profile, tasks};
 
 fn main() {

@@ -8,26 +8,76 @@
 //! complete.
 
 use std::collections::BTreeMap;
-use std::fs::File;
+
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::Context;
 
+use crate::analyze::{Settings, analyze_bytes_deferring, analyze_stream_deferring};
 use crate::chain::ChainStatus;
+use crate::error::AnalyzeError;
 use crate::error::Error;
 use crate::gate::{self, Breach};
 use crate::input::{self, InputPath};
+use crate::output::{OutFile, check_outputs};
+use crate::report::FileReport;
 use crate::report::aggregate::{AggregateBy, Aggregator};
 use crate::report::folded::Folded;
 use crate::report::markdown::{FileLine, MarkdownReport};
 use crate::report::summary::SummaryWriter;
+use crate::report::text::plural;
 use crate::report::{FileError, Format, ReportRow, csv::CsvWriter, json};
-use crate::{
-    AnalyzeError, Config, FileReport, Settings, Spare, analyze_bytes_sparing,
-    analyze_stream_sparing,
-};
+use crate::vocab::DeferredDrop;
+
+/// What to analyse and how: the resolved command line.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Files, folders, globs, or `-`.
+    pub paths: Vec<PathBuf>,
+    /// `--files-from`: a file listing more paths, one per line (`-`: standard input).
+    pub files_from: Option<PathBuf>,
+    /// `--shard I/N` (1-based I).
+    pub shard: Option<(usize, usize)>,
+    /// `--follow-links`: folder and glob searches follow symbolic links out of the folder.
+    pub follow_links: bool,
+    /// `--tasks`: the file the task entries were read from (never to be overwritten).
+    pub tasks_file: Option<PathBuf>,
+    /// Output file; `None` or `-` for standard output.
+    pub output: Option<PathBuf>,
+    /// Output format.
+    pub format: Format,
+    /// Worker threads.
+    pub jobs: usize,
+    /// No progress bar, no warnings, no summary on stderr (errors are still printed).
+    pub quiet: bool,
+    /// Per-file analysis settings.
+    pub analysis: Settings,
+    /// Extra outputs.
+    pub outputs: Outputs,
+    /// Per-file budgets (`--budget`).
+    pub budgets: Vec<gate::Budget>,
+}
+
+/// The extra outputs of a batch (each `None` when not asked for).
+#[derive(Clone, Debug, Default)]
+pub struct Outputs {
+    /// `--summary`: one CSV row per input file.
+    pub summary: Option<PathBuf>,
+    /// `--aggregate`: one CSV row per distinct chain (or URL).
+    pub aggregate: Option<PathBuf>,
+    /// `--aggregate-by`.
+    pub aggregate_by: AggregateBy,
+    /// `--folded`: collapsed stacks.
+    pub folded: Option<PathBuf>,
+    /// `--folded-weight`.
+    pub folded_weight: crate::report::folded::FoldedWeight,
+    /// `--flamegraph`: SVG.
+    pub flamegraph: Option<PathBuf>,
+    /// `--markdown`.
+    pub markdown: Option<PathBuf>,
+}
 
 /// What became of one input.
 #[derive(Debug)]
@@ -64,11 +114,6 @@ pub struct BatchSummary {
     pub breaches: usize,
 }
 
-/// `n` and the noun for it: `1 file`, `2 files`.
-pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
 impl BatchSummary {
     /// The summary line.
     pub fn line(&self) -> String {
@@ -98,32 +143,32 @@ impl BatchSummary {
 
 /// Reads and analyses one input.
 pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
-    process_sparing(inp, s, &mut Spare::default())
+    process_deferring(inp, s, &mut DeferredDrop::default())
 }
 
-/// [`process`], leaving the input's bytes and what the analysis no longer needs in `spare`,
+/// [`process`], leaving the input's bytes and what the analysis no longer needs in `later`,
 /// for the caller to drop once the report is handed on.
-pub fn process_sparing(
+pub fn process_deferring(
     inp: &InputPath,
     s: &Settings,
-    spare: &mut Spare,
+    later: &mut DeferredDrop,
 ) -> Result<FileReport, Error> {
     let path = inp.path();
     let name = inp.display_name();
     let (result, bytes) = match input::open(inp, s.progress.clone())? {
         input::Source::Whole(bytes) => {
             let n = bytes.len() as u64;
-            let result = analyze_bytes_sparing(&name, &bytes, s, spare);
-            spare.keep(bytes);
+            let result = analyze_bytes_deferring(&name, &bytes, s, later);
+            later.keep(bytes);
             (result, n)
         }
         input::Source::Gzip(blocks) => {
             let n = blocks.compressed_len();
-            (analyze_stream_sparing(&name, blocks, s, spare), n)
+            (analyze_stream_deferring(&name, blocks, s, later), n)
         }
         input::Source::Stream(blocks) => {
             let read = blocks.bytes_read();
-            let result = analyze_stream_sparing(&name, blocks, s, spare);
+            let result = analyze_stream_deferring(&name, blocks, s, later);
             (result, read.load(std::sync::atomic::Ordering::Relaxed))
         }
     };
@@ -146,10 +191,10 @@ pub fn process_sparing(
 }
 
 /// The outcome of one input, and what to drop once it is handed on.
-fn outcome(inp: &InputPath, settings: &Settings, spare: &mut Spare) -> FileOutcome {
+fn outcome(inp: &InputPath, settings: &Settings, later: &mut DeferredDrop) -> FileOutcome {
     let file = inp.display_name();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        process_sparing(inp, settings, spare)
+        process_deferring(inp, settings, later)
     }));
     match run {
         Ok(Ok(rep)) => FileOutcome::Done(rep),
@@ -208,7 +253,7 @@ pub fn for_each_outcome(
                     if i >= inputs.len() || stop.load(Ordering::Relaxed) {
                         return;
                     }
-                    let mut spare = Spare::default();
+                    let mut later = DeferredDrop::default();
                     let out = match &inputs[i] {
                         Err(e @ Error::LeftOut { .. }) => FileOutcome::LeftOut(FileError {
                             file: e.path().display().to_string(),
@@ -223,7 +268,7 @@ pub fn for_each_outcome(
                             lock(in_flight).insert(i, (input_size(inp), counter.clone()));
                             let mut s = settings.clone();
                             s.progress = Some(counter);
-                            let out = pool.install(|| outcome(inp, &s, &mut spare));
+                            let out = pool.install(|| outcome(inp, &s, &mut later));
                             lock(in_flight).remove(&i);
                             out
                         }
@@ -232,7 +277,7 @@ pub fn for_each_outcome(
                         return;
                     }
                     // Freed while the report is written, before the next input is read.
-                    pool.install(|| spare.drop_in_parallel());
+                    pool.install(|| later.drop_in_parallel());
                 }
             });
         }
@@ -647,206 +692,4 @@ impl<'a> ReportWriter<'a> {
             }
         }
     }
-}
-
-/// An output file.
-pub(crate) enum OutFile {
-    Stdout,
-    /// A FIFO, a device or another non-regular file: written in place.
-    Direct(File, PathBuf),
-    /// A regular file (or a link to one): written to a temporary file in the same folder
-    /// and renamed over it when complete, so a killed run never leaves half a report.
-    Atomic(tempfile::NamedTempFile, PathBuf),
-}
-
-impl OutFile {
-    /// Opens `path` (`None` or `-`: standard output).
-    pub(crate) fn open(path: Option<&Path>) -> anyhow::Result<OutFile> {
-        let Some(p) = path.filter(|p| p.as_os_str() != "-") else {
-            return Ok(OutFile::Stdout);
-        };
-        let cannot = || format!("cannot write {}", p.display());
-        // `/dev/stdout` (or a path that is where standard output goes): write to our own
-        // standard output, so that `>> summary.md` appends instead of being replaced.
-        if is_stdout(p) {
-            return Ok(OutFile::Stdout);
-        }
-        // Other descriptors (`/dev/fd/3`, `/proc/self/fd/3`): write through, appending.
-        if p.starts_with("/dev/fd") || p.starts_with("/proc/self/fd") {
-            let f = File::options().append(true).open(p).with_context(cannot)?;
-            return Ok(OutFile::Direct(f, p.to_path_buf()));
-        }
-        match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => anyhow::bail!("cannot write {}: it is a folder", p.display()),
-            Ok(m) if !m.is_file() => {
-                let f = File::options().write(true).open(p).with_context(cannot)?;
-                Ok(OutFile::Direct(f, p.to_path_buf()))
-            }
-            existing => {
-                // Write through a symbolic link to its target; keep an existing file's mode.
-                let target = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-                let dir = target
-                    .parent()
-                    .filter(|d| !d.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                let mode = match existing {
-                    Ok(m) => m.permissions(),
-                    Err(_) => default_permissions(),
-                };
-                let tmp = tempfile::Builder::new()
-                    .prefix(".taskchain-")
-                    .permissions(mode)
-                    .tempfile_in(dir)
-                    .map_err(|e| {
-                        anyhow::anyhow!("{}: {}", cannot(), std::io::Error::from(e.kind()))
-                    })?;
-                pending_temp_files(|t| t.push(tmp.path().to_path_buf()));
-                Ok(OutFile::Atomic(tmp, target))
-            }
-        }
-    }
-
-    /// Where to write.
-    pub(crate) fn writer(&mut self) -> Box<dyn Write + '_> {
-        match self {
-            OutFile::Stdout => Box::new(std::io::stdout().lock()),
-            OutFile::Direct(f, _) => Box::new(f),
-            OutFile::Atomic(t, _) => Box::new(t),
-        }
-    }
-
-    /// The output as messages name it.
-    fn name(&self) -> String {
-        match self {
-            OutFile::Stdout => "standard output".into(),
-            OutFile::Direct(_, p) | OutFile::Atomic(_, p) => p.display().to_string(),
-        }
-    }
-
-    /// Writes the whole output with `fill`, then puts it in place; errors name the output.
-    pub(crate) fn fill(
-        mut self,
-        fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-    ) -> anyhow::Result<()> {
-        let name = self.name();
-        let mut w = self.writer();
-        fill(&mut w)
-            .and_then(|()| w.flush())
-            .with_context(|| format!("cannot write {name}"))?;
-        drop(w);
-        self.commit()
-    }
-
-    /// Puts a complete output in place.
-    pub(crate) fn commit(self) -> anyhow::Result<()> {
-        match self {
-            OutFile::Stdout | OutFile::Direct(..) => Ok(()),
-            OutFile::Atomic(tmp, p) => {
-                let at = tmp.path().to_path_buf();
-                pending_temp_files(|t| t.retain(|x| *x != at));
-                tmp.persist(&p)
-                    .map_err(|e| anyhow::anyhow!("cannot write {}: {}", p.display(), e.error))?;
-                Ok(())
-            }
-        }
-    }
-}
-
-/// Temporary output files not yet renamed into place, for [`remove_on_interrupt`].
-fn pending_temp_files<R>(f: impl FnOnce(&mut Vec<PathBuf>) -> R) -> R {
-    static PENDING: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-    f(&mut PENDING.lock().unwrap_or_else(|p| p.into_inner()))
-}
-
-/// On SIGINT or SIGTERM, removes the temporary output files (the targets were never
-/// touched) and exits with 130. SIGKILL cannot be caught: its temporary files stay.
-pub fn remove_on_interrupt() {
-    let _ = ctrlc::set_handler(|| {
-        pending_temp_files(|t| {
-            for p in t.drain(..) {
-                let _ = std::fs::remove_file(p);
-            }
-        });
-        std::process::exit(130);
-    });
-}
-
-/// True when `p` is (or leads to) where standard output goes.
-fn is_stdout(p: &Path) -> bool {
-    let named = ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"]
-        .iter()
-        .any(|s| p == Path::new(s));
-    named
-        || matches!(
-            (std::fs::canonicalize(p), std::fs::canonicalize("/proc/self/fd/1")),
-            (Ok(a), Ok(b)) if a == b && !a.starts_with("/dev/null")
-        )
-}
-
-/// Refuses outputs that would overwrite an input or each other, and two outputs on
-/// standard output (they would be mixed in one stream). `outputs` are (flag, path) with
-/// `None` for an output not asked for; the main report, written to standard output when
-/// `-o` is not given, is passed as `-` then.
-pub(crate) fn check_outputs(
-    outputs: &[(&str, Option<&Path>)],
-    inputs: &[std::result::Result<InputPath, Error>],
-) -> anyhow::Result<()> {
-    let canon = |p: &Path| std::fs::canonicalize(p).ok();
-    let mut seen: Vec<(PathBuf, &str)> = Vec::new();
-    let mut on_stdout: Option<&str> = None;
-    for &(flag, path) in outputs {
-        let Some(p) = path else { continue };
-        if p.as_os_str() == "-" || is_stdout(p) {
-            if let Some(other) = on_stdout {
-                anyhow::bail!(
-                    "{other} and {flag} would both write to standard output; give one of them a file"
-                );
-            }
-            on_stdout = Some(flag);
-            continue;
-        }
-        let Some(c) = canon(p).filter(|c| std::fs::metadata(c).is_ok_and(|m| m.is_file())) else {
-            // Not there yet: compare the names as given.
-            if let Some((_, other)) = seen.iter().find(|(q, _)| q == p) {
-                anyhow::bail!("{flag} and {other} both name {}", p.display());
-            }
-            seen.push((p.to_path_buf(), flag));
-            continue;
-        };
-        if let Some((_, other)) = seen.iter().find(|(q, _)| *q == c) {
-            anyhow::bail!("{flag} and {other} both name {}", p.display());
-        }
-        for inp in inputs.iter().flatten() {
-            if let InputPath::File(q) | InputPath::Found(q) = inp
-                && canon(q).as_ref() == Some(&c)
-            {
-                let hint = if matches!(inp, InputPath::Found(_)) {
-                    " (a folder search found it: write reports outside the searched folders)"
-                } else {
-                    ""
-                };
-                anyhow::bail!(
-                    "{flag} {} would overwrite an input trace{hint}",
-                    p.display()
-                );
-            }
-        }
-        seen.push((c, flag));
-    }
-    Ok(())
-}
-
-#[cfg(unix)]
-fn default_permissions() -> std::fs::Permissions {
-    use std::os::unix::fs::PermissionsExt;
-    // The OS applies the umask, as for any newly created file.
-    std::fs::Permissions::from_mode(0o666)
-}
-
-#[cfg(not(unix))]
-fn default_permissions() -> std::fs::Permissions {
-    tempfile::tempfile()
-        .and_then(|f| f.metadata())
-        .map(|m| m.permissions())
-        .expect("a temporary file")
 }

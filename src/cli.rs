@@ -5,14 +5,16 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::analyze::Settings;
+use crate::batch::{Config, Outputs};
 use crate::chain::{ChainConfig, LowConfidencePolicy, Method};
+use crate::compare::CompareConfig;
 use crate::gate::Budget;
 use crate::report::Format;
 use crate::report::aggregate::AggregateBy;
 use crate::report::folded::FoldedWeight;
 use crate::tasks::Scope;
 use crate::time::TimeDelta;
-use crate::{Config, Outputs, Settings};
 
 /// More threads than this only add overhead (each is a rayon worker with its own stack).
 const MAX_JOBS: usize = 256;
@@ -164,27 +166,6 @@ pub struct CompareArgs {
     pub markdown: Option<PathBuf>,
 }
 
-/// The resolved `compare` command.
-#[derive(Clone, Debug)]
-pub struct CompareConfig {
-    /// Baseline paths.
-    pub base: Vec<PathBuf>,
-    /// Candidate paths.
-    pub candidate: Vec<PathBuf>,
-    /// `--fail-on-regression` in percent.
-    pub fail_on_regression: Option<f64>,
-    /// CSV output (`None`: standard output).
-    pub output: Option<PathBuf>,
-    /// Markdown output.
-    pub markdown: Option<PathBuf>,
-    /// Analysis settings.
-    pub analysis: Settings,
-    /// Threads.
-    pub jobs: usize,
-    /// Quiet.
-    pub quiet: bool,
-}
-
 /// What the command line asks for.
 #[derive(Clone, Debug)]
 pub enum Job {
@@ -229,7 +210,9 @@ impl Common {
             },
             lookback_auto: self.lookback_ms.is_none(),
             tasks: match &self.tasks {
-                Some(p) => Some(std::sync::Arc::new(crate::field::TaskEntries::read(p)?)),
+                Some(p) => Some(std::sync::Arc::new(
+                    crate::reader::field::TaskEntries::read(p)?,
+                )),
                 None => None,
             },
             progress: None,

@@ -11,11 +11,33 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::FileReport;
+use crate::analyze::Settings;
+use crate::report::FileReport;
 use crate::report::{chain_text, millis_text};
 use crate::time::TimeDelta;
+
+/// The resolved `compare` command.
+#[derive(Clone, Debug)]
+pub struct CompareConfig {
+    /// Baseline paths.
+    pub base: Vec<PathBuf>,
+    /// Candidate paths.
+    pub candidate: Vec<PathBuf>,
+    /// `--fail-on-regression` in percent.
+    pub fail_on_regression: Option<f64>,
+    /// CSV output (`None`: standard output).
+    pub output: Option<PathBuf>,
+    /// Markdown output.
+    pub markdown: Option<PathBuf>,
+    /// Analysis settings.
+    pub analysis: Settings,
+    /// Threads.
+    pub jobs: usize,
+    /// Quiet.
+    pub quiet: bool,
+}
 
 /// p-value below which a change is not put down to noise.
 pub const ALPHA: f64 = 0.05;
@@ -296,8 +318,9 @@ pub struct CompareOutcome {
 
 /// Runs `taskchain compare`: analyses both sets, writes the CSV (and Markdown), prints the
 /// regressions on stderr.
-pub fn run(cfg: &crate::cli::CompareConfig) -> anyhow::Result<CompareOutcome> {
-    use crate::batch::{OutFile, check_outputs, plural};
+pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
+    use crate::output::{OutFile, check_outputs};
+    use crate::report::text::plural;
     let stdin = |set: &[std::path::PathBuf]| set.iter().any(|p| p.as_os_str() == "-");
     if stdin(&cfg.base) && stdin(&cfg.candidate) {
         anyhow::bail!("standard input (-) can be read once: give it to one set only");
@@ -447,7 +470,7 @@ pub fn write_markdown(
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     writeln!(out, "## taskchain: candidate vs baseline\n")?;
-    let cell = crate::report::markdown::cell;
+    use crate::report::text::{cell, shorten};
     writeln!(
         out,
         "| scope | leaf | base ms | candidate ms | change | base tasks | candidate tasks | p | verdict |"
@@ -484,69 +507,9 @@ pub fn write_markdown(
     Ok(())
 }
 
-/// Shortens a chain text (`frame > frame > …`, see [`chain_text`]) to about `max`
-/// characters for a table cell: keeps the first frame (where the task entered JavaScript)
-/// and the frames at the end (the leaf side) that fit, and says how many frames are left
-/// out between them, so chains that differ at either end or in depth stay distinct.
-pub fn shorten(s: &str, max: usize) -> String {
-    let chars = |t: &str| t.chars().count();
-    if chars(s) <= max {
-        return s.to_string();
-    }
-    let frames: Vec<&str> = s.split(" > ").collect();
-    let first = frames[0];
-    // Frames from the leaf back while they fit beside the first one and the marker.
-    let mut room = max.saturating_sub(chars(first) + 12);
-    let mut kept = 0;
-    for f in frames[1..].iter().rev() {
-        let need = chars(f) + if kept == 0 { 0 } else { 3 };
-        if need > room {
-            break;
-        }
-        room -= need;
-        kept += 1;
-    }
-    if kept == 0 || frames.len() < 3 {
-        // One frame is too long for the cell: its end, as it is.
-        let n = chars(s);
-        return format!("…{}", s.chars().skip(n + 1 - max).collect::<String>());
-    }
-    let hidden = frames.len() - 1 - kept;
-    let tail = frames[frames.len() - kept..].join(" > ");
-    if hidden == 0 {
-        return format!("{first} > {tail}");
-    }
-    format!("{first} > …{hidden}… > {tail}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn shortened_chains_keep_both_ends_and_the_depth() {
-        let chain = |depth: usize| {
-            let mut f = vec!["(anonymous) (http://h/a.js:1:1)"];
-            f.extend(std::iter::repeat_n("foo (http://h/a.js:3:9)", depth));
-            f.push("count (http://h/a.js:8:2)");
-            f.join(" > ")
-        };
-        // 1 + 4 + 1 frames, 40 characters kept: the first frame (31), the marker, the leaf.
-        let short = chain(4);
-        assert_eq!(shorten(&short, 500), short);
-        assert_eq!(
-            shorten(&short, 70),
-            "(anonymous) (http://h/a.js:1:1) > …4… > count (http://h/a.js:8:2)"
-        );
-        // Room for the leaf and one `foo`: 31 + 12 + 25 + 3 + 23 = 94.
-        assert_eq!(
-            shorten(&chain(11), 94),
-            "(anonymous) (http://h/a.js:1:1) > …10… > foo (http://h/a.js:3:9) > count (http://h/a.js:8:2)"
-        );
-        assert_ne!(shorten(&chain(4), 70), shorten(&chain(11), 70));
-        // A single frame longer than the cell keeps its end.
-        assert_eq!(shorten("abcdefghij", 5), "…ghij");
-    }
 
     #[test]
     fn exact_p_values_match_tables() {

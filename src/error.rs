@@ -1,6 +1,6 @@
 //! Errors that stop one input file (or the whole run, for usage errors).
 //!
-//! Odd but usable data is not an error: it is counted in [`crate::scan::Diagnostics`].
+//! Odd but usable data is not an error: it is counted in [`crate::vocab::Diagnostics`].
 //! Every message names the file and says what is wrong and where (byte offset, event index).
 
 use std::path::PathBuf;
@@ -93,6 +93,24 @@ impl Error {
             | Error::Json { path, .. } => path,
         }
     }
+}
+
+/// Why one file's bytes could not be analysed (the caller adds the path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnalyzeError {
+    /// Not a trace, nor another accepted format.
+    NotATrace(String),
+    /// A JSON object of some other kind (see [`error::Error::OtherJson`]).
+    OtherJson(String),
+    /// The event array is broken before the first event.
+    Json {
+        /// Byte offset.
+        offset: u64,
+        /// Event index.
+        event_index: u64,
+        /// What was expected.
+        reason: String,
+    },
 }
 
 /// Result with [`Error`].

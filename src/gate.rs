@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::FileStats;
+use crate::report::FileStats;
 
 /// What a budget limits, per file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

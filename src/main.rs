@@ -40,7 +40,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    taskchain::batch::remove_on_interrupt();
+    taskchain::output::remove_on_interrupt();
     let result = match &job {
         Job::Report(cfg) => taskchain::run(cfg).map(|o| {
             if !cfg.quiet {

@@ -9,9 +9,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::scan::records::{MarkKind, TaskMark, ThreadKey};
-use crate::scan::{Diagnostics, ScannedTrace};
+use crate::scan::records::{MarkKind, TaskMark};
+
+use crate::scan::ScannedTrace;
 use crate::time::{TimeDelta, Timestamp};
+use crate::vocab::Diagnostics;
+use crate::vocab::ThreadKey;
 
 /// Which threads' tasks are reported (SPEC §3 `--scope`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -60,7 +63,7 @@ pub fn top_level_tasks<'a>(
     trace_end: Timestamp,
     diagnostics: &mut Diagnostics,
 ) -> HashMap<ThreadKey, Vec<TopLevelTask>> {
-    let mut per_thread: crate::FastMap<ThreadKey, Vec<&TaskMark>> = Default::default();
+    let mut per_thread: crate::vocab::FastMap<ThreadKey, Vec<&TaskMark>> = Default::default();
     for m in marks {
         if threads.binary_search(&m.thread).is_ok() {
             per_thread.entry(m.thread).or_default().push(m);
@@ -229,7 +232,7 @@ pub fn long_tasks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::records::{Pid, Tid};
+    use crate::vocab::{Pid, Tid};
 
     const T: ThreadKey = ThreadKey {
         pid: Pid(1),

@@ -101,7 +101,7 @@ fn every_sample_folder_is_a_case() {
 #[test]
 fn compact_and_general_event_parses_agree_on_every_sample_event() {
     use std::io::Read;
-    use taskchain::input::envelope::{Envelope, detect};
+    use taskchain::scan::envelope::{Envelope, detect};
     use taskchain::scan::{self, event::TraceEvent};
     let mut total = 0;
     for case in CASES {

@@ -8,7 +8,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use taskchain::scan::chunk::count_elements;
-use taskchain::scan::json::{
+use taskchain::json::{
     PlainSum, Token, digit_array_end, int_array, plain_sum, plain_uints, plain_uints_into,
 };
 

@@ -2,9 +2,10 @@
 
 use super::*;
 use crate::profile::{Origin, ProfileBuilder, ProfileSet, SampleTable};
-use crate::scan::Diagnostics;
-use crate::scan::records::{CallFrame, ChunkData, Node, NodeId, Pid, ProfileId, ThreadKey, Tid};
+use crate::scan::records::{ChunkData, Node};
 use crate::time::Timestamp;
+use crate::vocab::Diagnostics;
+use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ThreadKey, Tid};
 
 const T: ThreadKey = ThreadKey {
     pid: Pid(1),

@@ -8,8 +8,9 @@
 //! when the stage is off, so readers of the notes never depend on a stage having run.
 
 use crate::chain::TaskChain;
-use crate::scan::records::{PageUrl, Pid};
+use crate::scan::records::PageUrl;
 use crate::time::Timestamp;
+use crate::vocab::Pid;
 
 /// What a file's reading says about the recording beyond its tasks and profiles.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -4,9 +4,8 @@
 //! FIFOs are read in blocks as a stream (never held whole: `zstd -dc x.zst | taskchain -`
 //! holds what a `.gz` would). Gzip is detected by its magic bytes `1f 8b` (not by the file
 //! name) and streamed through a multi-member decoder on its own thread (concatenated
-//! members are one legal stream). [`envelope`] then says where the trace events start.
+//! members are one legal stream). [`crate::scan::envelope`] then says where the trace events start.
 
-pub mod envelope;
 pub mod paths;
 
 use std::fs::File;
@@ -15,6 +14,25 @@ use std::ops::Deref;
 use std::path::PathBuf;
 
 use crate::error::{Error, Result};
+
+/// Where a stream's bytes come from.
+pub trait BlockSource {
+    /// Appends the next block to `buf`; `Ok(false)` at the end of the stream.
+    fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool>;
+}
+
+impl<I: Iterator<Item = std::io::Result<Vec<u8>>>> BlockSource for I {
+    fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+        match self.next() {
+            Some(Ok(b)) => {
+                buf.extend_from_slice(&b);
+                Ok(true)
+            }
+            Some(Err(e)) => Err(e),
+            None => Ok(false),
+        }
+    }
+}
 
 /// One input as given on the command line or found in a folder.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -242,7 +260,7 @@ impl ReadBlocks {
     }
 }
 
-impl crate::scan::stream::BlockSource for ReadBlocks {
+impl crate::input::BlockSource for ReadBlocks {
     fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
         let n = match self.first.take() {
             Some(first) => {
@@ -337,7 +355,7 @@ impl GzBlocks {
     }
 }
 
-impl crate::scan::stream::BlockSource for GzBlocks {
+impl crate::input::BlockSource for GzBlocks {
     fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
         match self.full.recv() {
             Ok(Ok(block)) => {
@@ -357,7 +375,7 @@ mod tests {
     use std::io::Write;
 
     fn decoded(p: &std::path::Path) -> (Vec<u8>, bool) {
-        use crate::scan::stream::BlockSource;
+        use crate::input::BlockSource;
         let Source::Gzip(mut blocks) = open(&InputPath::File(p.to_path_buf()), None).unwrap()
         else {
             panic!("not detected as gzip")
@@ -374,7 +392,7 @@ mod tests {
 
     #[test]
     fn a_pipe_is_read_in_blocks_and_counted() {
-        use crate::scan::stream::BlockSource;
+        use crate::input::BlockSource;
         // Three blocks' worth and a bit: the first (read to tell it from gzip), two more,
         // the rest, then the end.
         let data: Vec<u8> = (0..3 * GZ_BLOCK + 10).map(|i| (i % 251) as u8).collect();

@@ -13,17 +13,16 @@ use super::index::StackIndex;
 use super::samples::{NodeStacks, Placement};
 use super::tables::{FrameTable, StackTable};
 use super::{CpuProfile, Origin};
-use crate::scan::Diagnostics;
-use crate::scan::records::{
-    ChunkData, Node, NodeId, ProfileChunk, ProfileData, ProfileId, ThreadKey,
-};
+use crate::scan::records::{ChunkData, Node, ProfileChunk, ProfileData};
 use crate::time::{TimeDelta, Timestamp};
+use crate::vocab::Diagnostics;
+use crate::vocab::{NodeId, ProfileId, ThreadKey};
 
 /// Gathers one profile's chunks.
 pub struct ProfileBuilder {
     origin: Origin,
     nodes: Vec<Node>,
-    node_row: crate::FastMap<NodeId, usize>,
+    node_row: crate::vocab::FastMap<NodeId, usize>,
     chunks: Vec<ProfileChunk>,
     duplicate_nodes: u64,
 }
@@ -121,7 +120,7 @@ impl ProfileBuilder {
 
     /// Row of each node's parent: from `parent`, else from a `children` list naming it.
     fn parent_rows(&self, diagnostics: &mut Diagnostics) -> Vec<Option<usize>> {
-        let mut from_children: crate::FastMap<NodeId, NodeId> = Default::default();
+        let mut from_children: crate::vocab::FastMap<NodeId, NodeId> = Default::default();
         for n in &self.nodes {
             for c in &n.children {
                 from_children.entry(*c).or_insert(n.id);
@@ -234,7 +233,8 @@ impl Origin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::records::{CallFrame, ChunkNodes, Pid, SampleArrays, Tid};
+    use crate::scan::records::{ChunkNodes, SampleArrays};
+    use crate::vocab::{CallFrame, Pid, Tid};
 
     fn node(id: i64, parent: Option<i64>, name: &str) -> Node {
         Node {

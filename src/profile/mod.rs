@@ -21,9 +21,12 @@ pub use index::{FrameIndex, StackIndex};
 pub use samples::{NodeStacks, Placement, WindowSamples};
 pub use tables::{FrameKind, FrameTable, SampleTable, StackTable};
 
-use crate::scan::records::{Pid, ProfileData, ProfileId, ThreadKey};
-use crate::scan::{Diagnostics, ScannedTrace};
+use crate::scan::records::ProfileData;
+
+use crate::scan::ScannedTrace;
 use crate::time::{TimeDelta, Timestamp};
+use crate::vocab::Diagnostics;
+use crate::vocab::{Pid, ProfileId, ThreadKey};
 
 /// Which thread a profile samples and where its clock starts.
 #[derive(Clone, Debug, PartialEq, Eq)]

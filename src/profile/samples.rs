@@ -10,9 +10,10 @@ use std::collections::HashMap;
 
 use super::index::StackIndex;
 use super::tables::SampleTable;
-use crate::scan::json::plain_uints_into;
-use crate::scan::records::{NodeId, ProfileChunk, SampleArrays};
+use crate::json::plain_uints_into;
+use crate::scan::records::{ProfileChunk, SampleArrays};
 use crate::time::{TimeDelta, Timestamp};
+use crate::vocab::NodeId;
 
 /// Node id → stack: a dense table when ids are small (Chrome numbers nodes 1, 2, 3, …),
 /// a hash map otherwise.
@@ -21,7 +22,7 @@ pub enum NodeStacks {
     /// `dense[id]`, `None` for ids no node has.
     Dense(Vec<Option<StackIndex>>),
     /// Sparse or large ids.
-    Sparse(crate::FastMap<NodeId, StackIndex>),
+    Sparse(crate::vocab::FastMap<NodeId, StackIndex>),
 }
 
 impl NodeStacks {

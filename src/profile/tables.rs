@@ -6,8 +6,8 @@
 //! `callFrame`.
 
 use super::index::{FrameIndex, StackIndex};
-use crate::scan::records::CallFrame;
 use crate::time::Timestamp;
+use crate::vocab::CallFrame;
 
 /// What a frame is, from its function name: V8's VM-state pseudo frames or real code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +34,7 @@ impl FrameKind {
             "(program)" => FrameKind::Program,
             "(idle)" => FrameKind::Idle,
             "(garbage collector)" => FrameKind::GarbageCollector,
-            crate::field::NO_STACK => FrameKind::NoStack,
+            crate::vocab::NO_STACK => FrameKind::NoStack,
             _ => FrameKind::Code,
         }
     }
@@ -52,7 +52,7 @@ impl FrameKind {
 pub struct FrameTable {
     frames: Vec<CallFrame>,
     kinds: Vec<FrameKind>,
-    index: crate::FastMap<CallFrame, FrameIndex>,
+    index: crate::vocab::FastMap<CallFrame, FrameIndex>,
 }
 
 impl FrameTable {
@@ -90,7 +90,7 @@ impl FrameTable {
 pub struct StackTable {
     frame: Vec<FrameIndex>,
     parent: Vec<Option<StackIndex>>,
-    index: crate::FastMap<(FrameIndex, Option<StackIndex>), StackIndex>,
+    index: crate::vocab::FastMap<(FrameIndex, Option<StackIndex>), StackIndex>,
 }
 
 impl StackTable {

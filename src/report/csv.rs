@@ -68,7 +68,7 @@ impl<W: Write> CsvWriter<W> {
             write_chain_text(&r.chain, s);
             Ok(())
         })?;
-        w.write_field(r.task_source)?;
+        w.write_field(r.task_source.as_str())?;
         w.write_field(loaf.map_or("", |l| l.invoker.as_str()))?;
         w.write_field(loaf.map_or("", |l| l.source_url.as_str()))?;
         w.write_field(loaf.map_or("", |l| l.function.as_str()))?;

@@ -82,7 +82,7 @@ fn task(r: &ReportRow) -> Task<'_> {
         leaf_column: leaf.as_ref().and_then(|f| f.column),
         chain_depth: r.chain.len(),
         chain: r.chain.iter().map(Frame::from).collect(),
-        task_source: r.task_source,
+        task_source: r.task_source.as_str(),
         loaf_invoker: r.loaf.as_ref().map(|l| l.invoker.as_str()),
         loaf_source_url: r.loaf.as_ref().map(|l| l.source_url.as_str()),
         loaf_function: r.loaf.as_ref().map(|l| l.function.as_str()),

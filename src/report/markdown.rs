@@ -5,8 +5,7 @@
 use std::io::Write;
 
 use super::millis_text;
-use crate::batch::plural;
-use crate::compare::shorten;
+use super::text::{cell, plural, shorten};
 use crate::time::TimeDelta;
 
 /// One file's line in the report.
@@ -39,13 +38,6 @@ pub struct MarkdownReport {
     pub breaches: Vec<String>,
     /// Failed files, as sentences.
     pub failed: Vec<String>,
-}
-
-/// Text safe in a table cell and a code span.
-pub fn cell(s: &str) -> String {
-    s.replace('|', "\\|")
-        .replace(['\n', '\r'], " ")
-        .replace('`', "'")
 }
 
 impl MarkdownReport {

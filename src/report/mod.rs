@@ -10,10 +10,13 @@ pub mod folded;
 pub mod json;
 pub mod markdown;
 pub mod summary;
+pub mod text;
 
 use crate::chain::{ChainFrame, ChainStatus, Flags, TaskChain};
-use crate::scan::records::ThreadKey;
+use crate::reader::{LoafScript, TaskSource};
 use crate::time::{TimeDelta, Timestamp, fmt_micros, fmt_millis3};
+use crate::vocab::Diagnostics;
+use crate::vocab::ThreadKey;
 
 /// Output format (`--format`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -55,17 +58,6 @@ pub const COLUMNS: [&str; 23] = [
     "loaf_function",
 ];
 
-/// The script of a long-animation-frame entry that overlaps a task most: its entry point.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LoafScript {
-    /// `invoker` (such as `BUTTON#save.onclick` or `TimerHandler:setTimeout`).
-    pub invoker: String,
-    /// `sourceURL`.
-    pub source_url: String,
-    /// `sourceFunctionName`.
-    pub function: String,
-}
-
 /// One long task as reported.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReportRow {
@@ -95,8 +87,8 @@ pub struct ReportRow {
     pub flags: Flags,
     /// Frames root → leaf.
     pub chain: Vec<ChainFrame>,
-    /// Where the task came from (see [`crate::FoundTask::source`]).
-    pub task_source: &'static str,
+    /// Where the task came from.
+    pub task_source: TaskSource,
     /// The LoAF entry point, for field data with LoAF entries.
     pub loaf: Option<LoafScript>,
     /// What the enrichment stage added (page, per-frame notes).
@@ -120,7 +112,7 @@ impl ReportRow {
             status: c.status,
             flags: c.flags,
             chain: c.chain,
-            task_source: "trace",
+            task_source: TaskSource::Trace,
             loaf: None,
             notes: Default::default(),
         }
@@ -206,6 +198,55 @@ impl serde::Serialize for FileError {
         st.serialize_field("error", self.reason())?;
         st.end()
     }
+}
+
+/// The result of one file.
+#[derive(Debug, Default)]
+pub struct FileReport {
+    /// The input's name as reported.
+    pub file: String,
+    /// One row per long task kept (sorted by pid, tid, ts).
+    pub rows: Vec<ReportRow>,
+    /// Long tasks found on the threads in scope (before a `drop` policy).
+    pub long_tasks: usize,
+    /// Events read.
+    pub events: u64,
+    /// The file ends inside the event array.
+    pub truncated: bool,
+    /// Odd input, by kind.
+    pub diagnostics: Diagnostics,
+    /// Set when the event array breaks off in bytes that are not JSON: the events before
+    /// were used (and their rows are kept), the rest of the file was not read.
+    pub broken: Option<String>,
+    /// Counts for `--summary` and `--budget`.
+    pub stats: FileStats,
+    /// With `collect_stacks`: the samples inside long tasks by folded stack (path,
+    /// samples, time), summed over the file's tasks, sorted by path.
+    pub stacks: Vec<(String, u64, TimeDelta)>,
+}
+
+/// Per-file counts (durations in ns; reports write ms).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FileStats {
+    /// Size of the input as stored (compressed for `.gz`), bytes.
+    pub bytes: u64,
+    /// Threads in scope (renderer main threads).
+    pub threads: usize,
+    /// Top-level tasks on them.
+    pub top_level_tasks: usize,
+    /// Sum of the long tasks' durations.
+    pub long_task_time: TimeDelta,
+    /// Total blocking time: sum over top-level tasks longer than 50 ms of `dur − 50 ms`
+    /// (Lighthouse's definition, whatever `--threshold-ms` is).
+    pub blocking_time: TimeDelta,
+    /// The longest top-level task.
+    pub max_task: TimeDelta,
+    /// Sum of the durations of the rows with status `ok`.
+    pub attributed_time: TimeDelta,
+    /// Profiles in the trace.
+    pub profiles: usize,
+    /// Samples in those profiles.
+    pub samples: u64,
 }
 
 #[cfg(test)]

@@ -2,8 +2,8 @@
 
 use std::io::Write;
 
-use crate::FileReport;
 use crate::chain::round_confidence;
+use crate::report::FileReport;
 
 /// The columns, in order. Times in ms with 3 decimals; `attributed_share` is the share of
 /// long-task time in rows with status `ok` (empty without long tasks).

@@ -109,7 +109,7 @@ pub fn micros_as_nanos(v: &BorrowedValue<'_>) -> Option<i64> {
         return (ns.is_finite() && ns.abs() < 9.0e18).then(|| ns.round() as i64);
     }
     v.as_str()
-        .and_then(|s| super::json::micros_to_nanos(s.trim().as_bytes()))
+        .and_then(|s| crate::json::micros_to_nanos(s.trim().as_bytes()))
 }
 
 /// `v[key]` when `v` is an object.

@@ -11,12 +11,12 @@
 
 use std::ops::Range;
 
-use super::json::{
+use crate::json::{
     Lexed, PlainSum, Token, digit_array_end, fold_numbers, micros_to_nanos, object, plain_sum,
     plain_uints, skip_value,
 };
-use super::records::NodeId;
 use crate::time::TimeDelta;
+use crate::vocab::NodeId;
 
 /// Where the parts of a chunk's `args` are (byte ranges in the slice given to [`layout`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -178,7 +178,7 @@ fn delta_ns(t: Token<'_>) -> i64 {
 /// Number of elements of the array at `b[r]` (a number array has no commas inside tokens).
 pub fn count_elements(b: &[u8], r: &Range<usize>) -> usize {
     let inner = &b[r.start + 1..r.end - 1];
-    if inner.iter().all(|c| super::json::is_ws(*c)) {
+    if inner.iter().all(|c| crate::json::is_ws(*c)) {
         0
     } else {
         memchr::memchr_iter(b',', inner).count() + 1

@@ -11,6 +11,7 @@ use super::event::{Phase, TraceEvent};
 use super::records::*;
 use super::{ScannedTrace, chunk, is_task_name};
 use crate::time::{TimeDelta, Timestamp};
+use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ProfileKey, ThreadKey, Tid};
 
 /// The diagnostics kind of events without a `ph` (not trace events).
 pub const NO_PHASE: &str = "events without a \"ph\"";
@@ -290,7 +291,7 @@ impl Collector {
         }
         let start_time = layout
             .start_time
-            .and_then(|r| super::json::micros_to_nanos(&args[r]))
+            .and_then(|r| crate::json::micros_to_nanos(&args[r]))
             .map(Timestamp::from_nanos);
         let (Some(sr), Some(dr)) = (&layout.samples, &layout.deltas) else {
             if layout.samples.is_some() {

@@ -7,7 +7,7 @@
 //! decides the event matters.
 
 use super::chunk::{self, ChunkLayout};
-use super::json::{self, Lexed, skip_value, string_content};
+use crate::json::{self, Lexed, skip_value, string_content};
 use crate::time::{TimeDelta, Timestamp};
 
 /// The `ph` (phase) of a trace event.

@@ -10,19 +10,22 @@
 pub mod args;
 pub mod chunk;
 mod collect;
+pub mod envelope;
 pub mod event;
-pub mod json;
+
 pub mod records;
 pub mod split;
 pub mod stream;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
+use crate::json::{LexError, skip_value, skip_ws};
+use crate::vocab::{Diagnostics, Pid, ProfileKey, ThreadKey};
 pub use collect::{Collector, NO_PHASE};
 use event::TraceEvent;
-use json::{LexError, skip_value, skip_ws};
 use records::*;
 
+use crate::error::AnalyzeError;
 use crate::time::Timestamp;
 
 /// The task-like event names (SPEC §2), outermost first by era: `RunTask` (M71+),
@@ -39,49 +42,6 @@ pub const TASK_NAMES: [&str; 5] = [
 /// True when `name` is task-like.
 pub fn is_task_name(name: &[u8]) -> bool {
     TASK_NAMES.iter().any(|n| n.as_bytes() == name)
-}
-
-/// Counts of odd but usable input, by kind. Each kind is reported once per file.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Diagnostics {
-    counts: BTreeMap<&'static str, u64>,
-    notes: Vec<String>,
-}
-
-impl Diagnostics {
-    /// Adds `n` occurrences of `kind` (a short sentence, e.g. "samples naming unknown nodes").
-    pub fn add(&mut self, kind: &'static str, n: u64) {
-        if n > 0 {
-            *self.counts.entry(kind).or_default() += n;
-        }
-    }
-    /// Adds a one-off note with details (a gzip error and its position).
-    pub fn note(&mut self, text: String) {
-        self.notes.push(text);
-    }
-    /// The count of `kind` (0 when none was added).
-    pub fn count(&self, kind: &str) -> u64 {
-        self.counts.get(kind).copied().unwrap_or(0)
-    }
-    /// The notes, in the order added.
-    pub fn notes(&self) -> &[String] {
-        &self.notes
-    }
-    /// Adds the counts and notes of `other`.
-    pub fn merge(&mut self, other: &Diagnostics) {
-        for (k, v) in &other.counts {
-            self.add(k, *v);
-        }
-        self.notes.extend(other.notes.iter().cloned());
-    }
-    /// (kind, count) pairs in a fixed order.
-    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
-        self.counts.iter().map(|(k, v)| (*k, *v))
-    }
-    /// Number of warning lines: distinct kinds plus notes.
-    pub fn kinds(&self) -> usize {
-        self.counts.len() + self.notes.len()
-    }
 }
 
 /// How the event array ended.
@@ -113,7 +73,7 @@ pub struct ScannedTrace {
     /// `Profile` events.
     pub profiles: Vec<ProfileEvent>,
     /// `ProfileChunk` events' samples and nodes, by profile (pid, id).
-    pub profile_data: crate::FastMap<ProfileKey, ProfileData>,
+    pub profile_data: crate::vocab::FastMap<ProfileKey, ProfileData>,
     /// Legacy `CpuProfile` events.
     pub cpu_profiles: Vec<CpuProfileEvent>,
     /// Renderer pids that hosted the outermost main frame, per `TracingStartedInBrowser`,
@@ -287,7 +247,7 @@ pub(crate) fn is_ndjson(b: &[u8], start: usize) -> bool {
 }
 
 /// Scans a whole trace held in memory: events start at `b[start]` (see
-/// [`crate::input::envelope`]). With `keep_in_file`, sample arrays are left in `b` to be
+/// [`crate::scan::envelope`]). With `keep_in_file`, sample arrays are left in `b` to be
 /// read later (the caller keeps `b`). Large inputs are scanned in parallel ranges on the
 /// current rayon pool ([`split`]); the result is the same as a sequential scan. Errors when
 /// not one event could be read.
@@ -337,7 +297,7 @@ pub(crate) fn finish_walk<'a>(
     };
     match end {
         ArrayEnd::Broken { offset, .. }
-            if rest(offset).is_some_and(|r| r.iter().all(|&x| x == 0 || json::is_ws(x))) =>
+            if rest(offset).is_some_and(|r| r.iter().all(|&x| x == 0 || crate::json::is_ws(x))) =>
         {
             // A crashed writer's file padded with NUL bytes: cut off, not corrupt.
             end = ArrayEnd::Truncated { offset };
@@ -345,7 +305,7 @@ pub(crate) fn finish_walk<'a>(
         ArrayEnd::Truncated { offset } => {
             // One stray or escaped quote turns every later string inside out: the rest of
             // the file reads as one unterminated value, as if it were cut off.
-            if let Some(at) = rest(offset).and_then(|r| json::control_in_string(r, 0)) {
+            if let Some(at) = rest(offset).and_then(|r| crate::json::control_in_string(r, 0)) {
                 end = ArrayEnd::Broken {
                     offset: offset + at as u64,
                     expected: "a string's closing quote before this control character \
@@ -388,14 +348,31 @@ pub(crate) fn finish_walk<'a>(
     Ok(t)
 }
 
+impl From<ScanError> for AnalyzeError {
+    fn from(e: ScanError) -> Self {
+        if e.reason == NO_OBJECTS {
+            return AnalyzeError::OtherJson(format!(
+                "a JSON array whose elements are not objects (from byte {}); trace \
+                 events are objects",
+                e.offset
+            ));
+        }
+        AnalyzeError::Json {
+            offset: e.offset,
+            event_index: e.event_index,
+            reason: e.reason,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn scan_str(s: &str) -> Result<ScannedTrace, ScanError> {
         let b = s.as_bytes();
-        match crate::input::envelope::detect(b).unwrap() {
-            crate::input::envelope::Envelope::Events { start, .. } => scan(b, start, true),
+        match crate::scan::envelope::detect(b).unwrap() {
+            crate::scan::envelope::Envelope::Events { start, .. } => scan(b, start, true),
             other => panic!("{other:?}"),
         }
     }
@@ -495,10 +472,22 @@ mod tests {
     fn control_characters_count_only_inside_strings() {
         // Line breaks between values are whitespace; an escaped quote keeps the string
         // open, an escaped backslash does not.
-        assert_eq!(json::control_in_string(b"{\n\"a\":\n1}\n{\"b", 0), None);
-        assert_eq!(json::control_in_string(b"{\"a\":\"x\\\"\n", 0), Some(9));
-        assert_eq!(json::control_in_string(b"{\"a\":\"x\\\\\"\n", 0), None);
-        assert_eq!(json::control_in_string(b"{\"a\":\"x\ty\"}", 0), Some(7));
+        assert_eq!(
+            crate::json::control_in_string(b"{\n\"a\":\n1}\n{\"b", 0),
+            None
+        );
+        assert_eq!(
+            crate::json::control_in_string(b"{\"a\":\"x\\\"\n", 0),
+            Some(9)
+        );
+        assert_eq!(
+            crate::json::control_in_string(b"{\"a\":\"x\\\\\"\n", 0),
+            None
+        );
+        assert_eq!(
+            crate::json::control_in_string(b"{\"a\":\"x\ty\"}", 0),
+            Some(7)
+        );
     }
 
     #[test]

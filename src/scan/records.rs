@@ -3,68 +3,12 @@
 //! Times are [`Timestamp`]/[`TimeDelta`] (ns); `order` is the event's byte offset in the
 //! file, which orders events as the file does, also when ranges are scanned in parallel.
 
-use std::fmt;
 use std::ops::Range;
 
 use super::chunk::{DeltaSummary, read_deltas, read_samples};
 
 use crate::time::{TimeDelta, Timestamp};
-
-/// A process id (`pid`). Strings in hand-made traces are hashed (see `json::integer`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Pid(pub i64);
-
-/// A thread id (`tid`). Only unique inside its process: key threads by [`ThreadKey`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Tid(pub i64);
-
-/// A thread: (`pid`, `tid`). Small macOS tids repeat across processes, so both are needed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ThreadKey {
-    /// Process.
-    pub pid: Pid,
-    /// Thread within it.
-    pub tid: Tid,
-}
-
-impl fmt::Display for Pid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-impl fmt::Display for Tid {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-/// A profile's `id` as text (`"0x1"` from Chrome, a number from some other producers).
-/// Unique only inside one process: key profiles by (pid, id).
-#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ProfileId(pub String);
-
-/// A profile's key: (pid, `id`), since ids repeat across processes.
-pub type ProfileKey = (Pid, ProfileId);
-
-/// A node `id` from `cpuProfile.nodes` (sparse, foreign; never an index into our tables).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(pub i64);
-
-/// A `callFrame` of a profile node, as in the trace: line and column **0-based**, `-1`
-/// when the trace leaves them out (V8 omits them; CDP writes -1).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct CallFrame {
-    /// `functionName`; empty for an anonymous function.
-    pub function_name: String,
-    /// `url`; empty when none.
-    pub url: String,
-    /// `scriptId` as text (an integer in traces, a string in `.cpuprofile`s).
-    pub script_id: String,
-    /// `lineNumber`, 0-based, -1 unknown.
-    pub line_number: i32,
-    /// `columnNumber`, 0-based, -1 unknown.
-    pub column_number: i32,
-}
+use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ThreadKey};
 
 /// One entry of `cpuProfile.nodes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -510,6 +454,7 @@ pub struct CpuProfileEvent {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::{Pid, Tid};
 
     #[test]
     fn task_marks_keep_file_order_across_joins() {

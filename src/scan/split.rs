@@ -13,8 +13,8 @@ use memchr::memchr;
 use rayon::prelude::*;
 
 use super::event::{Phase, TraceEvent};
-use super::json::skip_ws;
 use super::{Collector, RangeEnd, Walked, walk};
+use crate::json::skip_ws;
 
 /// Bytes per range. Tuned on the 1 GB benchmark traces (scripts/bench.sh, 2 cores):
 /// 8–64 MB gave the same time within noise; smaller ranges balance better and the

@@ -6,7 +6,8 @@
 //! [`super::records::ReadArrays`]), as the stream cannot be read twice.
 
 use super::{ArrayEnd, Collector, RangeEnd, ScanError, ScannedTrace, Walked, finish_walk, walk_at};
-use crate::input::envelope::{self, Envelope, EnvelopeError};
+use crate::input::BlockSource;
+use crate::scan::envelope::{self, Envelope, EnvelopeError};
 
 /// What went wrong before any event: not a trace at all.
 #[derive(Debug)]
@@ -19,25 +20,6 @@ pub enum StreamError {
     Scan(ScanError),
     /// The stream broke (a gzip error) before the envelope was known.
     Broken(std::io::Error),
-}
-
-/// Where a stream's bytes come from.
-pub trait BlockSource {
-    /// Appends the next block to `buf`; `Ok(false)` at the end of the stream.
-    fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool>;
-}
-
-impl<I: Iterator<Item = std::io::Result<Vec<u8>>>> BlockSource for I {
-    fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
-        match self.next() {
-            Some(Ok(b)) => {
-                buf.extend_from_slice(&b);
-                Ok(true)
-            }
-            Some(Err(e)) => Err(e),
-            None => Ok(false),
-        }
-    }
 }
 
 /// Scans a trace from `source` (an error ends the stream: it is returned for the caller

@@ -6,7 +6,7 @@
 //! one after another without brackets (NDJSON, cheap to accept); and other objects, such as
 //! a `.cpuprofile`, which are returned with their top-level keys for the caller to judge.
 
-use crate::scan::json::{LexError, skip_value, skip_ws, string_end};
+use crate::json::{LexError, skip_value, skip_ws, string_end};
 
 /// Where a file's content starts and what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,7 +140,7 @@ fn object(b: &[u8], open: usize) -> Result<Envelope, EnvelopeError> {
                 in_object: false,
             });
         }
-        keys.push(crate::scan::json::unescape(key));
+        keys.push(crate::json::unescape(key));
         let end = match skip_value(b, v) {
             Ok(end) => end,
             Err(LexError::Incomplete) => return Err(cut(b.len())),
@@ -166,6 +166,12 @@ fn event_has_phase(obj: &[u8]) -> bool {
     crate::scan::event::TraceEvent::parse(obj, 0, 0)
         .map(|(ev, _)| ev.ph != crate::scan::event::Phase::Missing)
         .unwrap_or(false)
+}
+
+impl From<EnvelopeError> for crate::error::AnalyzeError {
+    fn from(e: EnvelopeError) -> Self {
+        crate::error::AnalyzeError::NotATrace(e.to_string())
+    }
 }
 
 #[cfg(test)]

@@ -29,16 +29,15 @@ use std::collections::HashMap;
 use simd_json::BorrowedValue;
 use simd_json::prelude::*;
 
+use super::{FoundTask, LoafScript, Recording, TaskSource};
+use crate::error::AnalyzeError;
 use crate::profile::{Origin, ProfileBuilder, ProfileSet};
-use crate::report::LoafScript;
-use crate::scan::Diagnostics;
 use crate::scan::args::{ArgsParser, field, int, micros_as_nanos, text};
-use crate::scan::records::{
-    CallFrame, ChunkData, Node, NodeId, PageUrl, Pid, ProfileId, ThreadKey, Tid,
-};
+use crate::scan::records::{ChunkData, Node, PageUrl};
 use crate::tasks::TopLevelTask;
 use crate::time::{TimeDelta, Timestamp};
-use crate::{AnalyzeError, FileReport, Found, FoundTask, Settings, report_tasks};
+use crate::vocab::Diagnostics;
+use crate::vocab::{CallFrame, NO_STACK, NodeId, Pid, ProfileId, ThreadKey, Tid};
 
 /// The field formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -219,10 +218,6 @@ struct Parsed {
     /// Odd input met while parsing.
     diagnostics: Diagnostics,
 }
-
-/// The node that stands for samples without a JS stack (ProfilerTrace samples without
-/// `stackId`): a VM state, so a task made of them is `non_js`.
-pub const NO_STACK: &str = "(no stack)";
 
 fn call_frame(name: String, url: String, line0: i64, col0: i64) -> CallFrame {
     CallFrame {
@@ -532,8 +527,8 @@ fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
         .unwrap_or_else(|| {
             // Our own lexer has no depth limit: JSON it accepts but the parser refused is
             // nested too deeply (a `head` tree two levels per frame).
-            let start = crate::scan::json::skip_ws(bytes, 0);
-            Err(match crate::scan::json::skip_value(bytes, start) {
+            let start = crate::json::skip_ws(bytes, 0);
+            Err(match crate::json::skip_value(bytes, start) {
                 Ok(_) => "nested deeper than the JSON parser's limit of 1024 levels (a `head` \
                           tree deeper than about 500 frames); not supported"
                     .into(),
@@ -612,13 +607,14 @@ fn loaf_for(loafs: &[Loaf], start: Timestamp, end: Timestamp) -> Option<LoafScri
     best.map(|(_, _, s)| s.clone())
 }
 
-/// Analyses one field-data file.
-pub fn analyze(
-    file: &str,
+/// Reads one field-data file: its tasks longer than `threshold` (from its entries, else
+/// from `tasks`, the entries of `--tasks FILE`, else its busy spans) and its profile.
+pub fn read(
     bytes: &[u8],
     format: FieldFormat,
-    s: &Settings,
-) -> Result<FileReport, AnalyzeError> {
+    threshold: TimeDelta,
+    tasks: Option<&TaskEntries>,
+) -> Result<Recording, AnalyzeError> {
     let mut p = parse(bytes, format)
         .map_err(|e| AnalyzeError::NotATrace(format!("{format:?} unreadable: {e}")))?;
     let mut diagnostics = std::mem::take(&mut p.diagnostics);
@@ -630,17 +626,17 @@ pub fn analyze(
     // present but empty mean the page observed no long task: then there are none.
     let mut entries = std::mem::take(&mut p.entries);
     if !entries.given
-        && let Some(t) = &s.tasks
+        && let Some(t) = tasks
     {
-        entries = (**t).clone();
+        entries = t.clone();
     }
     diagnostics.add(
         "long-task entries without a numeric startTime and a duration ≥ 0 (skipped)",
         entries.bad,
     );
-    let (spans, source): (Vec<(Timestamp, TimeDelta)>, &'static str) =
+    let (spans, source): (Vec<(Timestamp, TimeDelta)>, TaskSource) =
         if !entries.long_tasks.is_empty() {
-            (entries.long_tasks.clone(), "longtask")
+            (entries.long_tasks.clone(), TaskSource::LongTask)
         } else if !entries.loafs.is_empty() {
             (
                 entries
@@ -648,12 +644,15 @@ pub fn analyze(
                     .iter()
                     .map(|l| (l.start, l.duration))
                     .collect(),
-                "long-animation-frame",
+                TaskSource::LongAnimationFrame,
             )
         } else if entries.given {
-            (Vec::new(), "longtask")
+            (Vec::new(), TaskSource::LongTask)
         } else {
-            (busy_spans(&p.samples, &p.idle, interval), "busy_span")
+            (
+                busy_spans(&p.samples, &p.idle, interval),
+                TaskSource::BusySpan,
+            )
         };
     if let (Some(first), Some(last)) = (times.first(), times.last()) {
         let outside = spans
@@ -676,7 +675,7 @@ pub fn analyze(
         .collect();
     let tasks: Vec<FoundTask> = top_level
         .iter()
-        .filter(|t| t.dur > s.threshold)
+        .filter(|t| t.dur > threshold)
         .map(|t| FoundTask {
             task: *t,
             source,
@@ -706,42 +705,30 @@ pub fn analyze(
     b.add_chunk(ChunkData::from_arrays(p.nodes, ids, deltas));
     let profiles = ProfileSet::from_profiles(vec![b.finish(&mut diagnostics)]);
 
-    let mut chain = s.chain;
-    if s.lookback_auto {
-        chain.lookback = interval;
-    }
-    chain.gap = chain
-        .gap
-        .max(TimeDelta::from_nanos(interval.as_nanos() * 5 / 2));
     let names: HashMap<ThreadKey, String> = [(THREAD, "main".to_string())].into();
-    Ok(report_tasks(
-        file,
-        Found {
-            tasks,
-            top_level,
-            threads: 1,
-            thread_names: &names,
-            first_ts: p.origin,
-            truncated: false,
-            context: crate::enrich::FileContext {
-                pages: p
-                    .page
-                    .take()
-                    .map(|url| PageUrl {
-                        ts: p.origin,
-                        pid: None,
-                        url,
-                    })
-                    .into_iter()
-                    .collect(),
-            },
-        },
-        &profiles,
-        None,
-        &chain,
-        &s.enrich,
+    Ok(Recording {
+        tasks,
+        top_level,
+        threads: 1,
+        thread_names: names,
+        first_ts: p.origin,
+        truncated: false,
+        profiles,
+        pages: p
+            .page
+            .take()
+            .map(|url| PageUrl {
+                ts: p.origin,
+                pid: None,
+                url,
+            })
+            .into_iter()
+            .collect(),
         diagnostics,
-    ))
+        events: 0,
+        broken: None,
+        sample_interval: Some(interval),
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,99 @@
+//! Readers: one input kind each → a [`Recording`], the intermediate every input becomes
+//! before chain resolution: the long tasks found and where they came from, every
+//! top-level task, the threads in scope and their names, and the rebuilt profiles.
+//!
+//! [`trace`] reads a scanned Chrome trace (scan → profiles → tasks); [`field`] reads the
+//! field formats (JS Self-Profiling bundles, `.cpuprofile`s). A new input kind gets a
+//! module here that makes a [`Recording`]; nothing here calls a later stage.
+
+pub mod field;
+pub mod trace;
+
+use std::collections::HashMap;
+
+use crate::profile::ProfileSet;
+use crate::scan::records::PageUrl;
+use crate::tasks::{LongTask, TopLevelTask};
+use crate::time::{TimeDelta, Timestamp};
+use crate::vocab::{Diagnostics, ThreadKey};
+
+/// The script of a long-animation-frame entry that overlaps a task most: its entry point.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoafScript {
+    /// `invoker` (such as `BUTTON#save.onclick` or `TimerHandler:setTimeout`).
+    pub invoker: String,
+    /// `sourceURL`.
+    pub source_url: String,
+    /// `sourceFunctionName`.
+    pub function: String,
+}
+
+/// Where a long task came from (the `task_source` column).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TaskSource {
+    /// A top-level task event of a Chrome trace.
+    #[default]
+    Trace,
+    /// A `longtask` entry of a field bundle (or of `--tasks FILE`).
+    LongTask,
+    /// A `long-animation-frame` entry.
+    LongAnimationFrame,
+    /// A run of busy samples in a profile without task entries.
+    BusySpan,
+}
+
+impl TaskSource {
+    /// The column's text: `trace`, `longtask`, `long-animation-frame`, `busy_span`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskSource::Trace => "trace",
+            TaskSource::LongTask => "longtask",
+            TaskSource::LongAnimationFrame => "long-animation-frame",
+            TaskSource::BusySpan => "busy_span",
+        }
+    }
+}
+
+/// A long task with where it came from.
+#[derive(Clone, Debug)]
+pub struct FoundTask {
+    /// The task.
+    pub task: LongTask,
+    /// Where it came from.
+    pub source: TaskSource,
+    /// The LoAF script that overlaps the task most, when LoAF entries were given.
+    pub loaf: Option<LoafScript>,
+}
+
+/// What a reader makes of one input, for chain resolution.
+#[derive(Default)]
+pub struct Recording {
+    /// The long tasks (longer than the threshold), in thread and time order.
+    pub tasks: Vec<FoundTask>,
+    /// Every top-level task (for the summary's counts and blocking time).
+    pub top_level: Vec<TopLevelTask>,
+    /// Threads in scope.
+    pub threads: usize,
+    /// Thread names.
+    pub thread_names: HashMap<ThreadKey, String>,
+    /// Origin of `task_start_ms`.
+    pub first_ts: Timestamp,
+    /// The input was cut off.
+    pub truncated: bool,
+    /// The rebuilt profiles.
+    pub profiles: ProfileSet,
+    /// The main frame's URLs in `ts` order: a trace's navigations, or a field bundle's
+    /// `page` at its time origin; empty when the input does not say.
+    pub pages: Vec<PageUrl>,
+    /// Odd input, by kind.
+    pub diagnostics: Diagnostics,
+    /// Trace events read (0 for field data).
+    pub events: u64,
+    /// Set when the event array breaks off in bytes that are not JSON (the events before
+    /// were used).
+    pub broken: Option<String>,
+    /// Field data's median sample interval (sampling is coarse in the field): chain
+    /// resolution's default lookback, and 2.5 of them the shortest stretch without
+    /// samples it calls a `profile_gap`.
+    pub sample_interval: Option<TimeDelta>,
+}

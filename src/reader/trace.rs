@@ -1,0 +1,86 @@
+//! The Chrome trace reader: a scanned trace ([`crate::scan::ScannedTrace`]) → a
+//! [`Recording`]: the top-level tasks of the threads in scope and the long ones among
+//! them, beside the trace's profiles rebuilt as sample / stack / frame tables.
+
+use super::{FoundTask, Recording, TaskSource};
+use crate::error::AnalyzeError;
+use crate::profile;
+use crate::scan::{self, ScannedTrace};
+use crate::tasks::{self, Scope};
+use crate::time::TimeDelta;
+use crate::vocab::{DeferredDrop, Diagnostics};
+
+/// Reads a scanned trace: tasks longer than `threshold` on the threads of `scope`.
+/// `tasks_file_given`: `--tasks` was given, which a trace ignores (a note says so). What
+/// the recording no longer needs (the scan's records, the task lists) goes to `later`.
+///
+/// Errors: an array none of whose objects is a trace event.
+pub fn read(
+    mut trace: ScannedTrace,
+    scope: Scope,
+    threshold: TimeDelta,
+    tasks_file_given: bool,
+    later: &mut DeferredDrop,
+) -> Result<Recording, AnalyzeError> {
+    no_trace_events(&trace)?;
+    let mut diagnostics = std::mem::take(&mut trace.diagnostics);
+    if tasks_file_given {
+        diagnostics.note(
+            "--tasks is for field profiles; a Chrome trace has its own tasks (ignored)".into(),
+        );
+    }
+    let trace_end = trace.last_ts.unwrap_or_default();
+    let threads = tasks::threads_in_scope(&trace, scope);
+    // Tasks and profiles come from different parts of the scan: built side by side.
+    let marks = std::mem::take(&mut trace.task_marks);
+    let mut task_diagnostics = Diagnostics::default();
+    let (top, profiles) = rayon::join(
+        || tasks::top_level_tasks(&marks, &threads, trace_end, &mut task_diagnostics),
+        || profile::build(&mut trace, &mut diagnostics),
+    );
+    diagnostics.merge(&task_diagnostics);
+    let long = tasks::long_tasks(&top, threshold);
+    let broken = match trace.end {
+        Some(scan::ArrayEnd::Broken { offset, expected }) => Some(format!(
+            "invalid JSON at byte {offset} (event {}): expected {expected}; the file after it was not read",
+            trace.events
+        )),
+        _ => None,
+    };
+    let recording = Recording {
+        tasks: long
+            .iter()
+            .map(|t| FoundTask {
+                task: *t,
+                source: TaskSource::Trace,
+                loaf: None,
+            })
+            .collect(),
+        top_level: top.values().flatten().copied().collect(),
+        threads: threads.len(),
+        thread_names: std::mem::take(&mut trace.thread_names),
+        first_ts: trace.first_ts.unwrap_or_default(),
+        truncated: trace.truncated(),
+        profiles,
+        pages: std::mem::take(&mut trace.pages),
+        diagnostics,
+        events: trace.events,
+        broken,
+        sample_interval: None,
+    };
+    later.keep(trace);
+    later.keep((top, long, marks));
+    Ok(recording)
+}
+
+/// Refuses an array none of whose objects is a trace event (none has a `ph`): a
+/// Lighthouse `devtoolslog.json` (DevTools protocol messages) or other JSON.
+fn no_trace_events(trace: &ScannedTrace) -> Result<(), AnalyzeError> {
+    if trace.events > 0 && trace.diagnostics.count(scan::NO_PHASE) == trace.events {
+        return Err(AnalyzeError::OtherJson(format!(
+            "a JSON array of {} objects, none a trace event (no \"ph\"; a DevTools protocol log?)",
+            trace.events
+        )));
+    }
+    Ok(())
+}

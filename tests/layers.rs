@@ -1,0 +1,285 @@
+//! The import graph of `src/`: every `crate::` path (in `use` lines and inline) must point
+//! to a module of a lower layer than its own, or stay inside its own module, and the files
+//! of one module must not import each other in a circle. The layers follow the data flow
+//! (docs/ARCHITECTURE.md): a new top-level module must be added to [`LAYERS`] to build.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The top-level modules, lowest layer first. A module may import the modules of the
+/// layers before its own, never those of its own layer or later ones.
+const LAYERS: &[&[&str]] = &[
+    // Shared vocabulary: ids, call frames, counts of odd input, time, the error types.
+    &["vocab", "time", "error"],
+    // The JSON lexer and number readers.
+    &["json"],
+    // Paths → bytes or blocks.
+    &["input"],
+    // Event array → the events that matter.
+    &["scan"],
+    // V8 profiles rebuilt as sample / stack / frame tables.
+    &["profile"],
+    // Top-level and long tasks.
+    &["tasks"],
+    // Each input kind → one Recording.
+    &["reader"],
+    // Call chains and confidence.
+    &["chain"],
+    // Source maps, parties.
+    &["enrich"],
+    // Rows and writers (CSV, JSON, Markdown, Parquet, …), text helpers.
+    &["report"],
+    // One file through the stages.
+    &["analyze"],
+    // Output files; per-file budgets.
+    &["output", "gate"],
+    // Many files in parallel.
+    &["batch"],
+    // Two sets of results compared.
+    &["compare"],
+    // The command line.
+    &["cli"],
+];
+
+/// The crate root and the binary only declare and re-export.
+const EXEMPT: &[&str] = &["lib.rs", "main.rs"];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+/// `src/scan/records.rs` → `["scan", "records"]`; `src/scan/mod.rs` → `["scan"]`.
+fn module_path(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap();
+    let stem = last.trim_end_matches(".rs");
+    if stem != "mod" {
+        parts.push(stem.to_string());
+    }
+    parts
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The code of `text` without comments (line comments, doc comments and block comments),
+/// so that a doc link to a later stage is not read as an import. String literals are kept:
+/// none holds `crate::`.
+fn code_of(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let b = text.as_bytes();
+    let (mut i, mut in_str, mut depth) = (0, false, 0);
+    while i < b.len() {
+        if depth > 0 {
+            if b[i..].starts_with(b"*/") {
+                depth -= 1;
+                i += 2;
+            } else if b[i..].starts_with(b"/*") {
+                depth += 1;
+                i += 2;
+            } else {
+                i += 1;
+            }
+            continue;
+        }
+        if in_str {
+            if b[i] == b'\\' {
+                i += 2;
+                continue;
+            }
+            in_str = b[i] != b'"';
+        } else if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+            continue;
+        } else if b[i..].starts_with(b"/*") {
+            depth = 1;
+            i += 2;
+            continue;
+        } else if b[i] == b'"' && (i == 0 || b[i - 1] != b'\'') {
+            in_str = true;
+        }
+        out.push(b[i] as char);
+        i += 1;
+    }
+    out
+}
+
+/// The paths a file names after `crate::` or `super::`, as segments (`super` resolved
+/// against `module`), with `{a, b::c}` groups expanded one level.
+fn imported_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
+    let mut paths = Vec::new();
+    for (prefix, base) in [
+        ("crate::", Vec::new()),
+        ("super::", module[..module.len().saturating_sub(1)].to_vec()),
+    ] {
+        let mut from = 0;
+        while let Some(at) = code[from..].find(prefix) {
+            let start = from + at;
+            from = start + prefix.len();
+            // Only whole path starts: not `my_crate::` nor `super::super::`'s second half.
+            let before = code[..start].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let rest = &code[from..];
+            let mut segs = base.clone();
+            let path: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            segs.extend(path.split("::").filter(|s| !s.is_empty()).map(String::from));
+            if rest[path.len()..].starts_with('{') && path.ends_with("::") {
+                let group = &rest[path.len() + 1..rest.find('}').unwrap_or(rest.len())];
+                for item in group.split(',') {
+                    let first: String = item
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if !first.is_empty() && first != "self" {
+                        let mut s = segs.clone();
+                        s.push(first);
+                        paths.push(s);
+                    } else if first == "self" {
+                        paths.push(segs.clone());
+                    }
+                }
+            } else {
+                paths.push(segs);
+            }
+        }
+    }
+    paths
+}
+
+#[test]
+fn imports_point_down_the_layers_and_never_in_a_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    files.sort();
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_path(&src, f)).collect();
+    let mut problems = Vec::new();
+    // File-level edges inside one top-level module, for the circle check.
+    let mut edges: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = BTreeMap::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).unwrap().display().to_string();
+        if EXEMPT.contains(&rel.as_str()) {
+            continue;
+        }
+        let module = module_path(&src, file);
+        let Some(own) = layer_of(&module[0]) else {
+            problems.push(format!(
+                "{rel}: module `{}` is in no layer of LAYERS",
+                module[0]
+            ));
+            continue;
+        };
+        let code = code_of(&std::fs::read_to_string(file).unwrap());
+        for path in imported_paths(&code, &module) {
+            let Some(top) = path.first() else { continue };
+            if top == &module[0] {
+                // Inside the module: the deepest file the path names.
+                let target = (1..=path.len())
+                    .rev()
+                    .map(|n| path[..n].to_vec())
+                    .find(|p| modules.contains(p));
+                if let Some(t) = target
+                    && t != module
+                {
+                    edges.entry(module.clone()).or_default().insert(t);
+                }
+                continue;
+            }
+            match layer_of(top) {
+                Some(l) if l < own => {}
+                Some(_) => problems.push(format!(
+                    "{rel}: imports `{}` from `{top}`, which is not in a lower layer than `{}`",
+                    path.join("::"),
+                    module[0]
+                )),
+                None if top == "*" => {}
+                None => problems.push(format!(
+                    "{rel}: imports `{}`: name the module it is defined in, not the crate root",
+                    path.join("::")
+                )),
+            }
+        }
+    }
+    // A module's facade (its mod.rs) and its own children may use each other; a circle
+    // among other files of one module is an import circle.
+    let facade = |a: &[String], b: &[String]| a.starts_with(b) || b.starts_with(a);
+    let graph: BTreeMap<&Vec<String>, Vec<&Vec<String>>> = edges
+        .iter()
+        .map(|(a, bs)| (a, bs.iter().filter(|b| !facade(a, b)).collect()))
+        .collect();
+    let mut state: BTreeMap<&Vec<String>, u8> = BTreeMap::new();
+    fn visit<'a>(
+        n: &'a Vec<String>,
+        graph: &BTreeMap<&'a Vec<String>, Vec<&'a Vec<String>>>,
+        state: &mut BTreeMap<&'a Vec<String>, u8>,
+        stack: &mut Vec<&'a Vec<String>>,
+        problems: &mut Vec<String>,
+    ) {
+        match state.get(n) {
+            Some(2) => return,
+            Some(1) => {
+                let at = stack.iter().position(|s| *s == n).unwrap();
+                let circle: Vec<String> = stack[at..]
+                    .iter()
+                    .chain([&n])
+                    .map(|m| m.join("::"))
+                    .collect();
+                problems.push(format!("import circle: {}", circle.join(" → ")));
+                return;
+            }
+            _ => {}
+        }
+        state.insert(n, 1);
+        stack.push(n);
+        for m in graph.get(n).into_iter().flatten() {
+            visit(m, graph, state, stack, problems);
+        }
+        stack.pop();
+        state.insert(n, 2);
+    }
+    for n in graph.keys() {
+        visit(n, &graph, &mut state, &mut Vec::new(), &mut problems);
+    }
+    assert!(problems.is_empty(), "\n{}\n", problems.join("\n"));
+}
+
+#[test]
+fn the_checker_sees_upward_imports_groups_and_circles() {
+    let m = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
+    let code = code_of(
+        "use crate::report::{FileReport, text::plural};\n// use crate::cli::Cli;\n\
+         /// [`crate::batch`]\nlet x = \"//\"; use super::chunk::X; f(crate::vocab::Pid(1));",
+    );
+    let paths = imported_paths(&code, &m("scan::records"));
+    assert_eq!(
+        paths,
+        vec![
+            m("report::FileReport"),
+            m("report::text"),
+            m("vocab::Pid"),
+            m("scan::chunk::X"),
+        ]
+    );
+    assert!(layer_of("report") > layer_of("scan"));
+    assert!(layer_of("enrich") > layer_of("chain") && layer_of("enrich") < layer_of("report"));
+}
