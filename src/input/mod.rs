@@ -471,7 +471,7 @@ mod tests {
         let Source::Stream(mut blocks) = open(&InputPath::File(fifo.clone()), None).unwrap() else {
             panic!("a FIFO is read as a stream")
         };
-        use crate::scan::stream::BlockSource;
+        use crate::input::BlockSource;
         let mut buf = Vec::new();
         while blocks.append_to(&mut buf).unwrap() {}
         writer.join().unwrap();
