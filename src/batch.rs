@@ -42,6 +42,8 @@ pub struct Config {
     pub shard: Option<(usize, usize)>,
     /// `--follow-links`: folder and glob searches follow symbolic links out of the folder.
     pub follow_links: bool,
+    /// `--create-dirs`: create an output's missing folders.
+    pub create_dirs: bool,
     /// `--tasks`: the file the task entries were read from (never to be overwritten).
     pub tasks_file: Option<PathBuf>,
     /// Output file; `None` or `-` for standard output.
@@ -421,8 +423,12 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         ],
         &read,
     )?;
-    let mut report_file = OutFile::open(cfg.output.as_deref())?;
-    let open = |p: &Option<PathBuf>| p.as_deref().map(|p| OutFile::open(Some(p))).transpose();
+    let mut report_file = OutFile::open(cfg.output.as_deref(), cfg.create_dirs)?;
+    let open = |p: &Option<PathBuf>| {
+        p.as_deref()
+            .map(|p| OutFile::open(Some(p), cfg.create_dirs))
+            .transpose()
+    };
     let (mut summary_file, aggregate_file, folded_file, flame_file, markdown_file) = (
         open(&o.summary)?,
         open(&o.aggregate)?,

@@ -62,6 +62,9 @@ pub struct Cli {
     /// searched (by default such links are left out with a note).
     #[arg(long)]
     pub follow_links: bool,
+    /// Create the folders of output files that do not exist yet (else they are an error).
+    #[arg(long)]
+    pub create_dirs: bool,
     /// Write the report here instead of standard output (`-` = standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -292,6 +295,7 @@ impl Cli {
             files_from: self.files_from,
             shard: self.shard.as_deref().map(parse_shard).transpose()?,
             follow_links: self.follow_links,
+            create_dirs: self.create_dirs,
             tasks_file: self.common.tasks,
             output: self.output,
             format: self.format,

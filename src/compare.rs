@@ -340,10 +340,10 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
         &inputs,
     )?;
     let (csv_file, md_file) = (
-        OutFile::open(cfg.output.as_deref())?,
+        OutFile::open(cfg.output.as_deref(), false)?,
         cfg.markdown
             .as_deref()
-            .map(|p| OutFile::open(Some(p)))
+            .map(|p| OutFile::open(Some(p), false))
             .transpose()?,
     );
     let base = crate::batch::analyze_all(&cfg.base, &cfg.analysis, cfg.jobs, cfg.quiet)?;

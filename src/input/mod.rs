@@ -104,6 +104,12 @@ pub fn open(
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 ) -> Result<Source> {
     let path = match input {
+        InputPath::Stdin if std_fd_was_closed(0) => {
+            return Err(Error::Io {
+                path: input.path(),
+                source: std::io::Error::other("standard input is closed"),
+            });
+        }
         InputPath::Stdin => return stream(Box::new(std::io::stdin()), input, progress),
         InputPath::File(path) | InputPath::Found(path) => path,
     };
@@ -136,6 +142,30 @@ pub fn open(
         )))
     } else {
         Ok(Source::Whole(TraceBytes::Mapped(map)))
+    }
+}
+
+/// True when standard descriptor `fd` (0, 1 or 2) was closed when taskchain started. Rust's
+/// runtime then opens `/dev/null` read-write in its place (a shell's `> /dev/null` opens it
+/// write-only, `< /dev/null` read-only), so that is what is looked for.
+pub fn std_fd_was_closed(fd: i32) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(null), Ok(ours)) = (
+            std::fs::metadata("/dev/null"),
+            std::fs::metadata(format!("/proc/self/fd/{fd}")),
+        ) else {
+            return false;
+        };
+        // SAFETY: F_GETFL only reads the descriptor's flags.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        flags >= 0 && flags & libc::O_ACCMODE == libc::O_RDWR && ours.rdev() == null.rdev()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = fd;
+        false
     }
 }
 

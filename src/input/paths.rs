@@ -151,8 +151,15 @@ pub fn inputs(
     let mut w = Walker::new(follow_links);
     let listed = match files_from {
         None => String::new(),
-        Some(f) if f.as_os_str() == "-" => std::io::read_to_string(std::io::stdin().lock())
-            .context("cannot read the list of files from standard input")?,
+        Some(f) if f.as_os_str() == "-" => {
+            if super::std_fd_was_closed(0) {
+                anyhow::bail!(
+                    "cannot read the list of files from standard input (--files-from -): it is closed"
+                );
+            }
+            std::io::read_to_string(std::io::stdin().lock())
+                .context("cannot read the list of files from standard input")?
+        }
         Some(f) => std::fs::read_to_string(f)
             .with_context(|| format!("cannot read the list of files {}", f.display()))?,
     };
