@@ -62,8 +62,8 @@ fn small_trace_gives_one_row_per_task() {
     let rows: Vec<&str> = out.lines().skip(1).collect();
     assert_eq!(rows.len(), 3);
     for (k, r) in rows.iter().enumerate() {
-        let chain = format!(",1,f{k} (a.js:{}:1),trace,,,", k + 1);
-        assert!(r.contains(",ok,") && r.ends_with(&chain), "{r}");
+        let chain = format!(",1,f{k} (a.js:{}:1),trace,", k + 1);
+        assert!(r.contains(",ok,") && r.contains(&chain), "{r}");
     }
 }
 
