@@ -65,6 +65,13 @@ pub struct Cli {
     /// Indexed Job (or of any launcher that sets it).
     #[arg(long, value_name = "N")]
     pub shard_from_env: Option<usize>,
+    /// Let folder and glob searches follow symbolic links that lead out of the folder
+    /// searched (by default such links are left out with a note).
+    #[arg(long)]
+    pub follow_links: bool,
+    /// Create the folders of output files that do not exist yet (else they are an error).
+    #[arg(long)]
+    pub create_dirs: bool,
     /// Write the report here instead of standard output (`-` = standard output). In every
     /// output path `{shard}` and `{shards}` stand for I and N of the shard (the folders
     /// they name are created).
@@ -405,6 +412,8 @@ impl Cli {
             files_from: self.files_from,
             shard,
             output_dirs,
+            follow_links: self.follow_links,
+            create_dirs: self.create_dirs,
             tasks_file: self.common.tasks,
             output,
             format,
