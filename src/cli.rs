@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::analyze::Settings;
 use crate::batch::{Config, Outputs};
-use crate::chain::{ChainConfig, LowConfidencePolicy, Method};
+use crate::chain::{ChainConfig, CollapseRecursion, LowConfidencePolicy, Method};
 use crate::compare::CompareConfig;
 use crate::gate::Budget;
 use crate::report::Format;
@@ -124,6 +124,11 @@ pub struct Common {
     /// How the target stack is chosen.
     #[arg(long, value_enum, default_value_t = Method::LargestStack, global = true)]
     pub method: Method,
+    /// How recursion is collapsed before samples are grouped: `direct` merges a frame that
+    /// repeats its caller's function, `all` any function met again deeper, `none` keeps the
+    /// exact stacks.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = CollapseRecursion::Direct, global = true)]
+    pub collapse_recursion: CollapseRecursion,
     /// No progress bar, warnings or summary on stderr (errors are still printed).
     #[arg(short, long, global = true)]
     pub quiet: bool,
@@ -201,6 +206,7 @@ impl Common {
                 min_confidence: self.min_confidence,
                 policy: self.on_low_confidence,
                 method: self.method,
+                collapse: self.collapse_recursion,
                 collect_stacks: false,
                 ..ChainConfig::default()
             },

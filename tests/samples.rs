@@ -77,6 +77,67 @@ cases! {
     field_legacy_profile => "field-legacy-profile",
     field_chromium_bundle => "field-chromium-bundle",
     node_cpu_prof => "node-cpu-prof",
+    recursion_and_triggers => "recursion-and-triggers",
+}
+
+/// The chain column of the row whose chain starts with `entry`, run with `args`.
+fn chain_of(case: &str, args: &[&str], entry: &str) -> (String, String) {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let csv = String::from_utf8(report(&args, &[trace_path(case)], Format::Csv, 1)).unwrap();
+    let mut rows = ::csv::Reader::from_reader(csv.as_bytes());
+    let row = rows
+        .records()
+        .map(|r| r.unwrap())
+        .find(|r| r[18].starts_with(entry))
+        .unwrap_or_else(|| panic!("no row starting {entry}"));
+    // Frames without their URLs, then the status.
+    let frames: Vec<String> = row[18]
+        .split(" > ")
+        .map(|f| match f.split_once(" (") {
+            Some((name, rest)) => match rest.rsplit_once(") ") {
+                Some((_, depth)) => format!("{name} {depth}"),
+                None => name.to_string(),
+            },
+            None => f.to_string(),
+        })
+        .collect();
+    (frames.join(" > "), format!("{} {}", &row[11], &row[10]))
+}
+
+#[test]
+fn recorded_direct_and_mutual_recursion_collapse_by_mode() {
+    // scripts/record-chains.js: onFibClick > computeFib > fib(18) recurses 18 calls deep
+    // (fib(18) … fib(1)), spinning 4 ms per call and 10 ms at the bottom; onMutualClick >
+    // isEven(12) alternates isEven / isOdd, 7 calls of isEven (12, 10, …, 0), spinning in
+    // each, 30 ms at isEven(0).
+    let case = "recursion-and-triggers";
+    let fib = |mode: &str| chain_of(case, &["--collapse-recursion", mode], "onFibClick");
+    // Exact stacks: one depth of fib with 0.110 of the task.
+    let (chain, status) = fib("none");
+    assert!(chain.ends_with("fib > fib > fib > spin"), "{chain}");
+    assert_eq!(status, "low_confidence 0.110");
+    for mode in ["direct", "all"] {
+        assert_eq!(
+            fib(mode),
+            (
+                "onFibClick > computeFib > fib ×18 > spin".to_string(),
+                "ok 0.871".to_string()
+            )
+        );
+    }
+    let mutual = |mode: &str| chain_of(case, &["--collapse-recursion", mode], "onMutualClick");
+    // Direct collapses nothing: isEven's caller is isOdd.
+    assert_eq!(mutual("direct"), mutual("none"));
+    assert_eq!(mutual("direct").1, "low_confidence 0.357");
+    // All: the ladder is one frame, the spins called from isEven one group (58 of the
+    // 82 ms spun: 30 + 7 × 4), the ones from isOdd (6 × 4) another.
+    assert_eq!(
+        mutual("all"),
+        (
+            "onMutualClick > isEven ×7 > spin".to_string(),
+            "ok 0.672".to_string()
+        )
+    );
 }
 
 #[test]
@@ -89,7 +150,12 @@ fn every_sample_folder_is_a_case() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     found.sort();
-    let mut listed: Vec<String> = CASES.iter().map(|s| s.to_string()).collect();
+    // compare-builds holds run sets for `compare`, checked in tests/cli.rs.
+    let mut listed: Vec<String> = CASES
+        .iter()
+        .chain(&["compare-builds"])
+        .map(|s| s.to_string())
+        .collect();
     listed.sort();
     assert_eq!(found, listed);
 }

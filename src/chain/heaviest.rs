@@ -77,7 +77,7 @@ pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
     }
     let stack = cur?;
     Some(Pick {
-        stack: StackIndex::new(stack),
+        target: super::Target::Stack(StackIndex::new(stack)),
         samples: count[stack],
         time: cur_time,
         tied: false,

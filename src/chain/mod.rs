@@ -12,11 +12,13 @@
 //! [`Method::HeaviestPath`] replaces steps 3–4 by a descent into the heaviest child stack.
 
 mod heaviest;
+mod recursion;
 mod window;
 
-use crate::profile::{CpuProfile, FrameKind, ProfileSet, StackIndex, WindowSamples};
+use crate::profile::{CpuProfile, FrameIndex, FrameKind, ProfileSet, StackIndex, WindowSamples};
 use crate::tasks::LongTask;
 use crate::time::TimeDelta;
+pub use recursion::CollapseRecursion;
 pub use window::Window;
 
 /// How the target stack is chosen.
@@ -54,6 +56,8 @@ pub struct ChainConfig {
     pub policy: LowConfidencePolicy,
     /// `--method`.
     pub method: Method,
+    /// `--collapse-recursion`: how stacks are grouped (default direct recursion merged).
+    pub collapse: CollapseRecursion,
     /// Also count the window's samples by stack ([`TaskChain::stacks`]), for `--folded`.
     pub collect_stacks: bool,
     /// Fewer samples than this in the window make a task low confidence whatever its
@@ -71,6 +75,7 @@ impl Default for ChainConfig {
             min_confidence: 0.5,
             policy: LowConfidencePolicy::Flag,
             method: Method::LargestStack,
+            collapse: CollapseRecursion::Direct,
             collect_stacks: false,
             min_samples: 3,
             gap: PROFILE_GAP,
@@ -180,6 +185,8 @@ pub struct ChainFrame {
     pub line: Option<u32>,
     /// 1-based column.
     pub column: Option<u32>,
+    /// Calls of this function merged into the frame by `--collapse-recursion` (1: none).
+    pub recursion_depth: u32,
 }
 
 /// The call chain of one long task.
@@ -264,18 +271,26 @@ pub fn resolve(
     if cfg.collect_stacks {
         out.stacks = folded_stacks(&w);
     }
-    let pick = match cfg.method {
-        Method::LargestStack => w.largest_stack(),
-        Method::HeaviestPath => heaviest::heaviest_path(&w),
+    // With recursion in the window, its samples are grouped by collapsed stacks.
+    let collapsed = recursion::Collapsed::of_window(&w, cfg.collapse);
+    let heaviest = || match &collapsed {
+        Some(c) => c.heaviest(&w),
+        None => heaviest::heaviest_path(&w),
+    };
+    let pick = match (cfg.method, &collapsed) {
+        (Method::LargestStack, Some(c)) => c.largest(&w),
+        (Method::LargestStack, None) => w.largest_stack(),
+        (Method::HeaviestPath, _) => heaviest(),
     };
     // Sorting out-of-order samples matters only when it moved one across an edge of the
     // window, or when it could decide a tie between equal groups.
     out.flags.set(
         Flags::SAMPLES_REORDERED,
         window.edge_crossed_backwards(&samples.reordered)
-            || (pick.is_some_and(|p| p.tied) && window.holds_backward_step(&samples.reordered)),
+            || (pick.as_ref().is_some_and(|p| p.tied)
+                && window.holds_backward_step(&samples.reordered)),
     );
-    apply(&mut out, profile, pick, cfg.min_confidence);
+    apply(&mut out, profile, pick.as_ref(), cfg.min_confidence);
     if out.window_samples < cfg.min_samples {
         out.status = ChainStatus::LowConfidence;
     }
@@ -286,12 +301,7 @@ pub fn resolve(
             LowConfidencePolicy::Fallback => {
                 if cfg.method != Method::HeaviestPath {
                     let mut alt = out.clone();
-                    apply(
-                        &mut alt,
-                        profile,
-                        heaviest::heaviest_path(&w),
-                        cfg.min_confidence,
-                    );
+                    apply(&mut alt, profile, heaviest().as_ref(), cfg.min_confidence);
                     // Only a JS chain more certain than the first answer replaces it.
                     let js_leaf = !alt.chain.is_empty() && alt.status != ChainStatus::NonJs;
                     if js_leaf && alt.confidence > out.confidence {
@@ -308,11 +318,20 @@ pub fn resolve(
     Some(out)
 }
 
+/// What a pick names: a stack of the profile, or a path of collapsed frames.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// An exact stack.
+    Stack(StackIndex),
+    /// Frames root → leaf, each with the calls merged into it.
+    Collapsed(Vec<(FrameIndex, u32)>),
+}
+
 /// A chosen stack with its sample count and time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Pick {
     /// The target stack.
-    pub stack: StackIndex,
+    pub target: Target,
     /// Samples counted for it.
     pub samples: usize,
     /// Their time in the window.
@@ -325,7 +344,7 @@ pub struct Pick {
 /// `min_confidence` (or with nothing picked, or an empty chain), else `non_js` for a VM-state leaf (the task
 /// was mostly native work), else `ok`. Confidence is compared as reported (3 decimals), so
 /// a row shown as 0.950 is never below a minimum of 0.95.
-fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<Pick>, min_confidence: f64) {
+fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<&Pick>, min_confidence: f64) {
     let dur = out.task.dur;
     let Some(pick) = pick else {
         out.target_samples = 0;
@@ -342,8 +361,17 @@ fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<Pick>, min_conf
     } else {
         0.0
     };
-    out.chain = chain_frames(profile, pick.stack);
-    let leaf_kind = profile.frames.kind(profile.stacks.frame(pick.stack));
+    let leaf = match &pick.target {
+        Target::Stack(s) => {
+            out.chain = chain_frames(profile, *s);
+            profile.stacks.frame(*s)
+        }
+        Target::Collapsed(path) => {
+            out.chain = recursion::collapsed_frames(profile, path);
+            path.last().expect("a collapsed path has a frame").0
+        }
+    };
+    let leaf_kind = profile.frames.kind(leaf);
     // A row is never `ok` without a chain: a target stack of `(root)` alone names nothing.
     out.status = if round_confidence(out.confidence) < min_confidence || out.chain.is_empty() {
         ChainStatus::LowConfidence
@@ -396,19 +424,21 @@ impl ChainFrame {
     pub fn write_text(&self, out: &mut String) {
         use std::fmt::Write;
         out.push_str(&self.function);
-        if self.url.is_empty() && self.line.is_none() {
-            return;
-        }
-        out.push_str(" (");
-        out.push_str(&self.url);
-        if let Some(l) = self.line {
-            let sep = if self.url.is_empty() { "" } else { ":" };
-            let _ = write!(out, "{sep}{l}");
-            if let Some(c) = self.column {
-                let _ = write!(out, ":{c}");
+        if !(self.url.is_empty() && self.line.is_none()) {
+            out.push_str(" (");
+            out.push_str(&self.url);
+            if let Some(l) = self.line {
+                let sep = if self.url.is_empty() { "" } else { ":" };
+                let _ = write!(out, "{sep}{l}");
+                if let Some(c) = self.column {
+                    let _ = write!(out, ":{c}");
+                }
             }
+            out.push(')');
         }
-        out.push(')');
+        if self.recursion_depth > 1 {
+            let _ = write!(out, " ×{}", self.recursion_depth);
+        }
     }
 }
 
@@ -419,23 +449,29 @@ pub fn chain_frames(profile: &CpuProfile, stack: StackIndex) -> Vec<ChainFrame> 
     while let Some(s) = cur {
         let f = profile.stacks.frame(s);
         if profile.frames.kind(f) != FrameKind::Root {
-            let cf = profile.frames.get(f);
-            let one_based = |v: i32| u32::try_from(v).ok().map(|v| v + 1);
-            frames.push(ChainFrame {
-                function: if cf.function_name.is_empty() {
-                    "(anonymous)".to_string()
-                } else {
-                    cf.function_name.clone()
-                },
-                url: cf.url.clone(),
-                line: one_based(cf.line_number),
-                column: one_based(cf.column_number),
-            });
+            frames.push(chain_frame(profile, f));
         }
         cur = profile.stacks.parent(s);
     }
     frames.reverse();
     frames
+}
+
+/// Frame `f` as reports show it (1-based line and column; `(anonymous)` for no name).
+fn chain_frame(profile: &CpuProfile, f: FrameIndex) -> ChainFrame {
+    let cf = profile.frames.get(f);
+    let one_based = |v: i32| u32::try_from(v).ok().map(|v| v + 1);
+    ChainFrame {
+        function: if cf.function_name.is_empty() {
+            "(anonymous)".to_string()
+        } else {
+            cf.function_name.clone()
+        },
+        url: cf.url.clone(),
+        line: one_based(cf.line_number),
+        column: one_based(cf.column_number),
+        recursion_depth: 1,
+    }
 }
 
 /// A profile picked for a task: the profile, the samples read for the window, and the rows

@@ -110,7 +110,8 @@ fn tie_goes_to_earliest_group_and_window_is_half_open() {
             function: "b".into(),
             url: "app.js".into(),
             line: Some(10),
-            column: Some(1)
+            column: Some(1),
+            recursion_depth: 1,
         }
     );
 }
@@ -198,14 +199,18 @@ fn recursion() -> (ProfileSet, LongTask) {
 #[test]
 fn largest_stack_low_confidence_is_flagged_or_dropped() {
     let (ps, t) = recursion();
-    let c = resolve(&t, &ps, None, &ChainConfig::default()).unwrap();
+    let exact = ChainConfig {
+        collapse: CollapseRecursion::None,
+        ..ChainConfig::default()
+    };
+    let c = resolve(&t, &ps, None, &exact).unwrap();
     // g: 3 samples, 30 of 70 µs = 0.4286 < 0.5.
     assert_eq!(names(&c), ["g"]);
     assert_eq!(c.status, ChainStatus::LowConfidence);
     assert!((c.confidence - 30.0 / 70.0).abs() < 1e-12);
     let drop = ChainConfig {
         policy: LowConfidencePolicy::Drop,
-        ..ChainConfig::default()
+        ..exact
     };
     assert_eq!(resolve(&t, &ps, None, &drop), None);
 }
@@ -216,6 +221,7 @@ fn heaviest_path_descends_while_child_holds_half() {
     let cfg = ChainConfig {
         method: Method::HeaviestPath,
         min_confidence: 0.4,
+        collapse: CollapseRecursion::None,
         ..ChainConfig::default()
     };
     let c = resolve(&t, &ps, None, &cfg).unwrap();
@@ -227,6 +233,7 @@ fn heaviest_path_descends_while_child_holds_half() {
 
     let fallback = ChainConfig {
         policy: LowConfidencePolicy::Fallback,
+        collapse: CollapseRecursion::None,
         ..ChainConfig::default()
     };
     let c = resolve(&t, &ps, None, &fallback).unwrap();
@@ -234,6 +241,80 @@ fn heaviest_path_descends_while_child_holds_half() {
     assert_eq!(names(&c), ["g"]);
     assert!(!c.flags.contains(Flags::FALLBACK));
     assert_eq!(c.status, ChainStatus::LowConfidence);
+}
+
+#[test]
+fn direct_recursion_is_one_group_with_its_depth() {
+    // f, f>f ×2, f>f>f: with direct recursion collapsed, one group f of 4 samples, 40 of
+    // 70 µs = 0.571: ok (exact stacks: g's 3 samples win with 0.429, low confidence).
+    let (ps, t) = recursion();
+    for method in [Method::LargestStack, Method::HeaviestPath] {
+        for collapse in [CollapseRecursion::Direct, CollapseRecursion::All] {
+            let cfg = ChainConfig {
+                method,
+                collapse,
+                ..ChainConfig::default()
+            };
+            let c = resolve(&t, &ps, None, &cfg).unwrap();
+            assert_eq!(names(&c), ["f"], "{method:?} {collapse:?}");
+            assert_eq!((c.target_samples, c.status), (4, ChainStatus::Ok));
+            assert_eq!(c.stack_time, TimeDelta::from_micros(40));
+            // The deepest of the merged stacks: f > f > f.
+            assert_eq!(c.chain[0].recursion_depth, 3);
+            assert_eq!(c.chain[0].text(), "f (app.js:10:1) ×3");
+        }
+    }
+}
+
+#[test]
+fn mutual_recursion_collapses_only_with_all() {
+    // a > even > odd > even > odd > leaf, samples on each depth of the even/odd ladder and
+    // 3 on leaf, every sample 10 µs of 80.
+    let nodes = vec![
+        node(1, None, "(root)"),
+        node(2, Some(1), "a"),
+        node(3, Some(2), "even"),
+        node(4, Some(3), "odd"),
+        node(5, Some(4), "even"),
+        node(6, Some(5), "odd"),
+        node(7, Some(6), "leaf"),
+        node(8, Some(4), "leaf"),
+    ];
+    let ps = profile_set(
+        nodes,
+        &[
+            (0, 3),
+            (10, 4),
+            (20, 5),
+            (30, 6),
+            (40, 7),
+            (50, 7),
+            (60, 8),
+            (70, 8),
+            (80, 1),
+        ],
+        None,
+    );
+    // Direct: nothing repeats its caller; the largest exact stack is a>even>odd>even>odd>
+    // leaf (2 samples, tied with ...>odd>leaf, earlier): 20 / 80, low confidence.
+    let c = resolve(&task(0, 80), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!(names(&c), ["a", "even", "odd", "even", "odd", "leaf"]);
+    assert_eq!(
+        (c.target_samples, c.status),
+        (2, ChainStatus::LowConfidence)
+    );
+    // All: greedy from the outermost frame, each function swallows the frames up to its
+    // innermost call: a>even>odd>even>odd>leaf is a > even ×2 > odd > leaf, which is the
+    // same path (depth aside) as a>even>odd>leaf: one group of the 4 leaf samples,
+    // 40 / 80 = 0.5, ok; even shown at its deepest, ×2.
+    let all = ChainConfig {
+        collapse: CollapseRecursion::All,
+        ..ChainConfig::default()
+    };
+    let c = resolve(&task(0, 80), &ps, None, &all).unwrap();
+    assert_eq!(names(&c), ["a", "even", "odd", "leaf"]);
+    assert_eq!((c.target_samples, c.status), (4, ChainStatus::Ok));
+    assert_eq!(c.chain[1].recursion_depth, 2);
 }
 
 fn a_bcd() -> Vec<Node> {

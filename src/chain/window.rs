@@ -171,7 +171,7 @@ impl<'p> Weighted<'p> {
             .enumerate()
             .any(|(s, g)| s != stack && g.0 == samples);
         Some(Pick {
-            stack: StackIndex::new(stack),
+            target: super::Target::Stack(StackIndex::new(stack)),
             samples,
             time,
             tied,

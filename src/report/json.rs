@@ -14,6 +14,9 @@ struct Frame<'a> {
     url: Option<&'a str>,
     line: Option<u32>,
     column: Option<u32>,
+    /// Calls merged by `--collapse-recursion`; written only when over 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recursion_depth: Option<u32>,
 }
 
 impl<'a> From<&'a ChainFrame> for Frame<'a> {
@@ -23,6 +26,7 @@ impl<'a> From<&'a ChainFrame> for Frame<'a> {
             url: (!f.url.is_empty()).then_some(f.url.as_str()),
             line: f.line,
             column: f.column,
+            recursion_depth: (f.recursion_depth > 1).then_some(f.recursion_depth),
         }
     }
 }

@@ -259,6 +259,7 @@ mod tests {
             url: url.into(),
             line,
             column: col,
+            recursion_depth: 1,
         }
     }
 

@@ -1,0 +1,309 @@
+//! `--collapse-recursion`: group a window's samples by their stacks with recursion
+//! collapsed, as the Firefox Profiler's "collapse direct recursion only" and "collapse
+//! recursion" transforms do, so that a function recursing 15 deep is one group (one stack
+//! per depth otherwise splits its samples and its confidence).
+//!
+//! A function is a frame of the profile's [`crate::profile::FrameTable`] (its whole
+//! `callFrame`: name, script, and the position where the function starts, so two calls of
+//! one function are one frame). The collapsed stacks of a window form a tree (a trie of
+//! collapsed paths): the largest group is its node with the most samples of its own, and the
+//! heaviest path descends it as it descends the stack table.
+
+use super::Pick;
+use super::window::Weighted;
+use crate::profile::{CpuProfile, FrameIndex, FrameKind, StackIndex};
+use crate::time::TimeDelta;
+use crate::vocab::FastMap;
+
+/// How recursion is collapsed before samples are grouped (`--collapse-recursion`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum CollapseRecursion {
+    /// A frame whose function is its caller's is merged into the caller (`f > f > f` is
+    /// `f ×3`).
+    #[default]
+    Direct,
+    /// A function that appears again deeper in the stack: the frames from its outermost to
+    /// its innermost call are merged into one (`f > g > f > h` is `f ×2 > h`).
+    All,
+    /// No collapsing: the exact stacks of SPEC §1.
+    None,
+}
+
+/// One node of a window's tree of collapsed stacks.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    parent: Option<u32>,
+    frame: FrameIndex,
+    /// The most calls merged into this frame by any stack of the window that passes here.
+    depth: u32,
+}
+
+/// The collapsed stacks of one window's candidates.
+pub struct Collapsed {
+    nodes: Vec<Node>,
+    /// Window stack → its collapsed node (`u32::MAX`: no candidate on that stack).
+    of_stack: Vec<u32>,
+}
+
+impl Collapsed {
+    /// Collapses the stacks of the window's candidates; `None` when no stack of the window
+    /// has recursion to collapse under `mode` (then the exact stacks are the groups, and the
+    /// caller keeps SPEC §1 verbatim), or when `mode` is [`CollapseRecursion::None`].
+    pub fn of_window(w: &Weighted<'_>, mode: CollapseRecursion) -> Option<Collapsed> {
+        if mode == CollapseRecursion::None {
+            return None;
+        }
+        let stacks = &w.profile.stacks;
+        let mut of_stack = vec![u32::MAX; stacks.len()];
+        for k in 0..w.len() {
+            of_stack[w.stack(k).index()] = 0;
+        }
+        let mut out = Collapsed {
+            nodes: Vec::new(),
+            of_stack,
+        };
+        let mut index: FastMap<(Option<u32>, FrameIndex), u32> = Default::default();
+        let (mut raw, mut path) = (Vec::new(), Vec::new());
+        let mut any = false;
+        // In stack order, so node order (the heaviest path's tie-break) follows the stacks'.
+        for s in 0..stacks.len() {
+            if out.of_stack[s] == u32::MAX {
+                continue;
+            }
+            raw.clear();
+            let mut cur = Some(StackIndex::new(s));
+            while let Some(c) = cur {
+                raw.push(stacks.frame(c));
+                cur = stacks.parent(c);
+            }
+            raw.reverse();
+            collapse(&raw, mode, &mut path);
+            any |= path.len() < raw.len();
+            let mut parent = None;
+            for &(frame, depth) in &path {
+                let id = *index.entry((parent, frame)).or_insert_with(|| {
+                    out.nodes.push(Node {
+                        parent,
+                        frame,
+                        depth: 0,
+                    });
+                    (out.nodes.len() - 1) as u32
+                });
+                let n = &mut out.nodes[id as usize];
+                n.depth = n.depth.max(depth);
+                parent = Some(id);
+            }
+            out.of_stack[s] = parent.unwrap_or(u32::MAX);
+        }
+        any.then_some(out)
+    }
+
+    /// The collapsed node of candidate `k`.
+    fn node_of(&self, w: &Weighted<'_>, k: usize) -> u32 {
+        self.of_stack[w.stack(k).index()]
+    }
+
+    /// Frames of node `n` from the root, with their depths.
+    pub fn path(&self, n: u32) -> Vec<(FrameIndex, u32)> {
+        let mut out = Vec::new();
+        let mut cur = Some(n);
+        while let Some(c) = cur {
+            let node = self.nodes[c as usize];
+            out.push((node.frame, node.depth));
+            cur = node.parent;
+        }
+        out.reverse();
+        out
+    }
+
+    /// SPEC §1 step 3 over collapsed stacks: the node with the most candidates of its own
+    /// (ties: the earliest first sample). Its samples and time count every depth merged.
+    pub fn largest(&self, w: &Weighted<'_>) -> Option<Pick> {
+        let mut groups: Vec<(usize, usize, TimeDelta)> =
+            vec![(0, usize::MAX, TimeDelta::ZERO); self.nodes.len()];
+        let mut k = 0;
+        while k < w.len() {
+            let (node, first) = (self.node_of(w, k), k);
+            while k < w.len() && self.node_of(w, k) == node {
+                k += 1;
+            }
+            let g = &mut groups[node as usize];
+            if g.0 == 0 {
+                g.1 = first;
+            }
+            g.0 += k - first;
+            g.2 = g.2 + w.weight_sum(first, k);
+        }
+        let (node, &(samples, _, time)) = groups
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| g.0 > 0)
+            .max_by_key(|(_, g)| (g.0, std::cmp::Reverse(g.1)))?;
+        let tied = groups
+            .iter()
+            .enumerate()
+            .any(|(n, g)| n != node && g.0 == samples);
+        Some(Pick {
+            target: super::Target::Collapsed(self.path(node as u32)),
+            samples,
+            time,
+            tied,
+        })
+    }
+
+    /// The heaviest path over collapsed stacks (see [`super::heaviest`]): from the root,
+    /// into the child with the most time while it holds at least half of its parent's,
+    /// always past `(root)`; ties to the node made first.
+    pub fn heaviest(&self, w: &Weighted<'_>) -> Option<Pick> {
+        let n = self.nodes.len();
+        let mut time = vec![TimeDelta::ZERO; n];
+        let mut count = vec![0usize; n];
+        let mut all = TimeDelta::ZERO;
+        for k in 0..w.len() {
+            let s = self.node_of(w, k) as usize;
+            let weight = w.weight(k);
+            time[s] = time[s] + weight;
+            count[s] += 1;
+            all = all + weight;
+        }
+        // Parents are made before their children: a reverse walk adds each subtree up.
+        for s in (0..n).rev() {
+            if let Some(p) = self.nodes[s].parent {
+                time[p as usize] = time[p as usize] + time[s];
+                count[p as usize] += count[s];
+            }
+        }
+        let mut best: Vec<Option<usize>> = vec![None; n];
+        let mut best_root: Option<usize> = None;
+        for s in 0..n {
+            if count[s] == 0 {
+                continue;
+            }
+            let slot = match self.nodes[s].parent {
+                Some(p) => &mut best[p as usize],
+                None => &mut best_root,
+            };
+            if slot.is_none_or(|b| time[s] > time[b]) {
+                *slot = Some(s);
+            }
+        }
+        let frames = &w.profile.frames;
+        let (mut cur, mut cur_time): (Option<usize>, TimeDelta) = (None, all);
+        loop {
+            let next = match cur {
+                None => best_root,
+                Some(c) => best[c],
+            };
+            let at_root = cur.is_none_or(|c| frames.kind(self.nodes[c].frame) == FrameKind::Root);
+            match next {
+                Some(c)
+                    if time[c] > TimeDelta::ZERO
+                        && (at_root
+                            || i128::from(time[c].as_nanos()) * 2
+                                >= i128::from(cur_time.as_nanos())) =>
+                {
+                    cur = Some(c);
+                    cur_time = time[c];
+                }
+                _ => break,
+            }
+        }
+        let node = cur?;
+        Some(Pick {
+            target: super::Target::Collapsed(self.path(node as u32)),
+            samples: count[node],
+            time: cur_time,
+            tied: false,
+        })
+    }
+}
+
+/// `raw` (frames root → leaf) collapsed under `mode` into `out` as (frame, calls merged).
+fn collapse(raw: &[FrameIndex], mode: CollapseRecursion, out: &mut Vec<(FrameIndex, u32)>) {
+    out.clear();
+    match mode {
+        CollapseRecursion::None => out.extend(raw.iter().map(|&f| (f, 1))),
+        CollapseRecursion::Direct => {
+            for &f in raw {
+                match out.last_mut() {
+                    Some((last, n)) if *last == f => *n += 1,
+                    _ => out.push((f, 1)),
+                }
+            }
+        }
+        CollapseRecursion::All => {
+            // The last position of each frame: a frame met again deeper swallows everything
+            // up to its innermost call.
+            let mut last: FastMap<FrameIndex, usize> = Default::default();
+            for (i, &f) in raw.iter().enumerate() {
+                last.insert(f, i);
+            }
+            let mut i = 0;
+            while i < raw.len() {
+                let f = raw[i];
+                let end = last[&f];
+                let calls = raw[i..=end].iter().filter(|&&g| g == f).count() as u32;
+                out.push((f, calls));
+                i = end + 1;
+            }
+        }
+    }
+}
+
+/// Chain frames of a collapsed path, without `(root)`; each frame's
+/// [`super::ChainFrame::recursion_depth`] is its calls merged.
+pub fn collapsed_frames(
+    profile: &CpuProfile,
+    path: &[(FrameIndex, u32)],
+) -> Vec<super::ChainFrame> {
+    path.iter()
+        .filter(|(f, _)| profile.frames.kind(*f) != FrameKind::Root)
+        .map(|&(f, depth)| {
+            let mut cf = super::chain_frame(profile, f);
+            cf.recursion_depth = depth;
+            cf
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn direct_merges_repeats_of_the_caller_and_all_merges_to_the_innermost_call() {
+        let f = |v: &[usize]| v.iter().map(|&i| FrameIndex::new(i)).collect::<Vec<_>>();
+        let run = |raw: &[usize], mode| {
+            let mut out = Vec::new();
+            collapse(&f(raw), mode, &mut out);
+            out.into_iter()
+                .map(|(fr, n)| (fr.index(), n))
+                .collect::<Vec<_>>()
+        };
+        // root 0 > a 1 > f 2 > f > f > g 3
+        let direct = [0, 1, 2, 2, 2, 3];
+        assert_eq!(
+            run(&direct, CollapseRecursion::Direct),
+            [(0, 1), (1, 1), (2, 3), (3, 1)]
+        );
+        assert_eq!(
+            run(&direct, CollapseRecursion::All),
+            run(&direct, CollapseRecursion::Direct)
+        );
+        assert_eq!(run(&direct, CollapseRecursion::None).len(), 6);
+        // Mutual: a > even 2 > odd 3 > even > odd > even > leaf 4. Direct: nothing repeats
+        // its caller. All: even's outermost to innermost call (positions 1–5) is one
+        // frame with 3 calls of even; odd inside it is gone.
+        let mutual = [1, 2, 3, 2, 3, 2, 4];
+        assert_eq!(run(&mutual, CollapseRecursion::Direct).len(), 7);
+        assert_eq!(
+            run(&mutual, CollapseRecursion::All),
+            [(1, 1), (2, 3), (4, 1)]
+        );
+        // a > f > g > f > h > g: f's span (1–3) merges first; g after it (5) stands alone.
+        assert_eq!(
+            run(&[1, 2, 3, 2, 4, 3], CollapseRecursion::All),
+            [(1, 1), (2, 2), (4, 1), (3, 1)]
+        );
+    }
+}
