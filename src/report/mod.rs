@@ -31,8 +31,8 @@ pub enum Format {
 }
 
 /// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
-/// (issue 5), empty for traces.
-pub const COLUMNS: [&str; 23] = [
+/// (issue 5), empty for traces, then the leaf's source-map original (empty without one).
+pub const COLUMNS: [&str; 27] = [
     "file",
     "pid",
     "tid",
@@ -56,6 +56,10 @@ pub const COLUMNS: [&str; 23] = [
     "loaf_invoker",
     "loaf_source_url",
     "loaf_function",
+    "leaf_original_function",
+    "leaf_original_source",
+    "leaf_original_line",
+    "leaf_original_column",
 ];
 
 /// One long task as reported.
@@ -247,6 +251,10 @@ pub struct FileStats {
     pub profiles: usize,
     /// Samples in those profiles.
     pub samples: u64,
+    /// Frames with a script URL and line in the long tasks' chains.
+    pub frames: u32,
+    /// Of those, frames a source map gave an original position.
+    pub frames_symbolicated: u32,
 }
 
 #[cfg(test)]
@@ -260,6 +268,7 @@ mod tests {
             line,
             column: col,
             recursion_depth: 1,
+            ..ChainFrame::default()
         }
     }
 
