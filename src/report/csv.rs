@@ -72,6 +72,9 @@ impl<W: Write> CsvWriter<W> {
         w.write_field(loaf.map_or("", |l| l.invoker.as_str()))?;
         w.write_field(loaf.map_or("", |l| l.source_url.as_str()))?;
         w.write_field(loaf.map_or("", |l| l.function.as_str()))?;
+        let trigger = r.trigger.as_ref();
+        w.write_field(trigger.map_or("", |t| t.kind.as_str()))?;
+        w.write_field(trigger.map_or("", |t| t.detail.as_str()))?;
         w.write_record(None::<&[u8]>)
     }
 

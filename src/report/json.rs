@@ -56,6 +56,8 @@ struct Task<'a> {
     loaf_invoker: Option<&'a str>,
     loaf_source_url: Option<&'a str>,
     loaf_function: Option<&'a str>,
+    trigger: Option<&'a str>,
+    trigger_detail: Option<&'a str>,
 }
 
 fn task(r: &ReportRow) -> Task<'_> {
@@ -90,6 +92,12 @@ fn task(r: &ReportRow) -> Task<'_> {
         loaf_invoker: r.loaf.as_ref().map(|l| l.invoker.as_str()),
         loaf_source_url: r.loaf.as_ref().map(|l| l.source_url.as_str()),
         loaf_function: r.loaf.as_ref().map(|l| l.function.as_str()),
+        trigger: r.trigger.as_ref().map(|t| t.kind.as_str()),
+        trigger_detail: r
+            .trigger
+            .as_ref()
+            .map(|t| t.detail.as_str())
+            .filter(|d| !d.is_empty()),
     }
 }
 

@@ -32,7 +32,7 @@ pub enum Format {
 
 /// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
 /// (issue 5), empty for traces.
-pub const COLUMNS: [&str; 23] = [
+pub const COLUMNS: [&str; 25] = [
     "file",
     "pid",
     "tid",
@@ -56,6 +56,8 @@ pub const COLUMNS: [&str; 23] = [
     "loaf_invoker",
     "loaf_source_url",
     "loaf_function",
+    "trigger",
+    "trigger_detail",
 ];
 
 /// One long task as reported.
@@ -93,6 +95,9 @@ pub struct ReportRow {
     pub loaf: Option<LoafScript>,
     /// What the enrichment stage added (page, per-frame notes).
     pub notes: crate::enrich::TaskNotes,
+    /// What started the task (trace rows; `None` for field data, whose LoAF entry point
+    /// says it).
+    pub trigger: Option<crate::chain::trigger::Trigger>,
 }
 
 impl ReportRow {
@@ -115,6 +120,7 @@ impl ReportRow {
             task_source: TaskSource::Trace,
             loaf: None,
             notes: Default::default(),
+            trigger: c.trigger,
         }
     }
     /// The leaf frame (last of the chain).
