@@ -56,7 +56,7 @@ cat > site/load.html <<'EOF'
 <title>load</title>
 <h1>Loading the cart</h1>
 <script src="cart.js"></script>
-<script>function bootstrap() { document.title = String(buildCart()); } bootstrap();</script>
+<script>function bootstrap() { document.title = String(buildCart() + buildCart()); } bootstrap();</script>
 EOF
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 -m http.server "$port" --bind 127.0.0.1 --directory site >server.log 2>&1 &

@@ -77,7 +77,11 @@ pub fn analyze_bytes_deferring(
     let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
         .map_err(AnalyzeError::from)?;
     timer.lap("scan");
-    let rec = reader::trace::read(trace, s.scope, s.threshold, s.tasks.is_some(), later)?;
+    let metadata = envelope::metadata_range(bytes, start, trace.closed_at.map(|c| c as usize));
+    let mut rec = reader::trace::read(trace, s.scope, s.threshold, s.tasks.is_some(), later)?;
+    if let Some((from, to)) = metadata {
+        rec.embedded_maps = envelope::embedded_maps(&bytes[from..to]);
+    }
     timer.lap("profiles");
     let rep = resolve(file, rec, Some(bytes), s, later);
     timer.lap("chains");
@@ -183,6 +187,8 @@ fn resolve(
     let diagnostics = std::mem::take(&mut rec.diagnostics);
     let context = FileContext {
         pages: std::mem::take(&mut rec.pages),
+        scripts: std::mem::take(&mut rec.scripts),
+        embedded_maps: std::mem::take(&mut rec.embedded_maps),
     };
     let mut rep = resolve_chains(
         file,
@@ -227,8 +233,10 @@ pub fn resolve_chains(
         attributed_time: TimeDelta::ZERO,
         profiles: rec.profiles.profiles.len(),
         samples: rec.profiles.profiles.iter().map(|p| p.sample_count).sum(),
+        frames: 0,
+        frames_symbolicated: 0,
     };
-    let chains: Vec<(chain::TaskChain, &reader::FoundTask)> = rec
+    let mut chains: Vec<(chain::TaskChain, &reader::FoundTask)> = rec
         .tasks
         .par_iter()
         .filter_map(|t| {
@@ -264,6 +272,16 @@ pub fn resolve_chains(
         .filter(|(c, _)| c.status == chain::ChainStatus::Ok)
         .map(|(c, _)| c.task.dur)
         .sum();
+    // Symbolication runs before the other enrichment stages, and before folded stacks
+    // are summed, so that stacks of one original function merge.
+    let enricher = FileEnricher::new(enrichment, context);
+    let mut symbolication = enricher.symbolication();
+    for (c, _) in &mut chains {
+        let counts = symbolication.task(c);
+        stats.frames += counts.frames;
+        stats.frames_symbolicated += counts.symbolicated;
+    }
+    diagnostics.merge(&symbolication.finish());
     let mut stacks: std::collections::BTreeMap<String, (u64, TimeDelta)> = Default::default();
     for (c, _) in &chains {
         for (path, n, t) in &c.stacks {
@@ -272,7 +290,6 @@ pub fn resolve_chains(
             e.1 = e.1 + *t;
         }
     }
-    let enricher = FileEnricher::new(enrichment, context);
     let rows = chains
         .into_iter()
         .map(|(mut c, t)| {

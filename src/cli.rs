@@ -9,6 +9,7 @@ use crate::analyze::Settings;
 use crate::batch::{Config, Outputs};
 use crate::chain::{ChainConfig, CollapseRecursion, LowConfidencePolicy, Method};
 use crate::compare::CompareConfig;
+use crate::enrich::symbolicate::{ChainNames, MapSource, Symbolicator};
 use crate::gate::Budget;
 use crate::report::Format;
 use crate::report::aggregate::AggregateBy;
@@ -124,6 +125,16 @@ pub struct Common {
     /// How the target stack is chosen.
     #[arg(long, value_enum, default_value_t = Method::LargestStack, global = true)]
     pub method: Method,
+    /// Original function names from source maps: `PREFIX=DIR` (script URLs starting with
+    /// PREFIX are files under DIR, their maps found as the trace, the script's
+    /// sourceMappingURL comment or `<script>.map` say) or `DIR` (a folder of .map files,
+    /// matched by name or `file`). Repeatable; nothing is fetched. See docs/SOURCE-MAPS.md.
+    #[arg(long, value_name = "PREFIX=DIR", global = true)]
+    pub source_maps: Vec<String>,
+    /// Which names chain texts (CSV `chain`, aggregates, folded stacks) show for frames
+    /// with a source-map original.
+    #[arg(long, value_enum, value_name = "NAMES", default_value_t = ChainNames::Original, global = true)]
+    pub chain_names: ChainNames,
     /// How recursion is collapsed before samples are grouped: `direct` merges a frame that
     /// repeats its caller's function, `all` any function met again deeper, `none` keeps the
     /// exact stacks.
@@ -218,7 +229,15 @@ impl Common {
                 None => None,
             },
             progress: None,
-            enrich: Default::default(),
+            enrich: crate::enrich::Enrichment {
+                symbolicator: std::sync::Arc::new(Symbolicator::new(
+                    self.source_maps
+                        .iter()
+                        .map(|s| MapSource::parse(s))
+                        .collect::<Result<_, _>>()?,
+                    self.chain_names,
+                )),
+            },
         };
         Ok((settings, jobs))
     }

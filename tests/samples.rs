@@ -222,12 +222,15 @@ fn recorded_triggers_name_what_started_each_task() {
     ))
     .unwrap();
     let mut rows = ::csv::Reader::from_reader(csv.as_bytes());
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (trigger, detail) = (col("trigger"), col("trigger_detail"));
     let got: Vec<(String, String)> = rows
         .records()
         .map(|r| r.unwrap())
         .map(|r| {
             // Detail without the server's port.
-            let detail = r[24]
+            let shown = r[detail]
                 .split("http://127.0.0.1:")
                 .enumerate()
                 .map(|(i, p)| {
@@ -239,7 +242,7 @@ fn recorded_triggers_name_what_started_each_task() {
                 })
                 .collect::<Vec<_>>()
                 .join("");
-            (r[23].to_string(), detail)
+            (r[trigger].to_string(), shown)
         })
         .collect();
     let want = [

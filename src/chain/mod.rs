@@ -176,7 +176,7 @@ impl Flags {
 
 /// One frame of a chain as reports show it: line and column **1-based** (the trace's
 /// 0-based values + 1), `None` when unknown; `url` empty when none.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ChainFrame {
     /// Function name; `(anonymous)` for an empty one.
     pub function: String,
@@ -186,8 +186,32 @@ pub struct ChainFrame {
     pub line: Option<u32>,
     /// 1-based column.
     pub column: Option<u32>,
+    /// `scriptId` (text; empty when none): joins the trace's source-rundown events.
+    pub script_id: String,
+    /// Where the frame is in the original source, from a source map (set by
+    /// [`crate::enrich::symbolicate`]); `None` when no map covers it.
+    pub original: Option<Box<OriginalFrame>>,
     /// Calls of this function merged into the frame by `--collapse-recursion` (1: none).
     pub recursion_depth: u32,
+}
+
+/// A frame's original position and name, from a source map.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OriginalFrame {
+    /// The name of the original function holding the position (as V8 names it unminified);
+    /// `None` when the original source is not available to parse.
+    pub function: Option<String>,
+    /// The map's `sources` entry (with its `sourceRoot`).
+    pub source: String,
+    /// 1-based line in the original source.
+    pub line: u32,
+    /// 1-based column (UTF-16 units, as source maps count).
+    pub column: u32,
+    /// The source is in the map's `ignoreList` / `x_google_ignoreList` (library code).
+    pub ignore_listed: bool,
+    /// Chain texts (CSV `chain`, aggregates, folded stacks) show the original
+    /// (`--chain-names original`, the default).
+    pub in_chain_text: bool,
 }
 
 /// The call chain of one long task.
@@ -476,8 +500,24 @@ impl ChainFrame {
         s
     }
 
-    /// Appends [`ChainFrame::text`] to `out`.
+    /// Appends [`ChainFrame::text`] to `out`: `function (url:line:column)`, or with an
+    /// original shown, `originalFunction (source:line:column)` (the generated name when the
+    /// original function is unknown).
     pub fn write_text(&self, out: &mut String) {
+        use std::fmt::Write;
+        if let Some(o) = self.original.as_deref().filter(|o| o.in_chain_text) {
+            out.push_str(o.function.as_deref().unwrap_or(&self.function));
+            let _ = write!(out, " ({}:{}:{})", o.source, o.line, o.column);
+        } else {
+            self.write_generated(out);
+        }
+        if self.recursion_depth > 1 {
+            let _ = write!(out, " ×{}", self.recursion_depth);
+        }
+    }
+
+    /// The generated part of [`ChainFrame::write_text`]: `function (url:line:column)`.
+    fn write_generated(&self, out: &mut String) {
         use std::fmt::Write;
         out.push_str(&self.function);
         if !(self.url.is_empty() && self.line.is_none()) {
@@ -491,9 +531,6 @@ impl ChainFrame {
                 }
             }
             out.push(')');
-        }
-        if self.recursion_depth > 1 {
-            let _ = write!(out, " ×{}", self.recursion_depth);
         }
     }
 }
@@ -527,6 +564,8 @@ fn chain_frame(profile: &CpuProfile, f: FrameIndex) -> ChainFrame {
         line: one_based(cf.line_number),
         column: one_based(cf.column_number),
         recursion_depth: 1,
+        script_id: cf.script_id.clone(),
+        original: None,
     }
 }
 

@@ -111,6 +111,8 @@ fn tie_goes_to_earliest_group_and_window_is_half_open() {
             url: "app.js".into(),
             line: Some(10),
             column: Some(1),
+            script_id: "1".into(),
+            original: None,
             recursion_depth: 1,
         }
     );

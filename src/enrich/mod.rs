@@ -7,8 +7,12 @@
 //! not the original source's. Every field a stage adds is optional: `None` when unknown or
 //! when the stage is off, so readers of the notes never depend on a stage having run.
 
+pub mod symbolicate;
+
+use std::sync::Arc;
+
 use crate::chain::TaskChain;
-use crate::scan::records::PageUrl;
+use crate::scan::records::{EmbeddedMap, PageUrl, ScriptRecord};
 use crate::time::Timestamp;
 use crate::vocab::Pid;
 
@@ -19,6 +23,10 @@ pub struct FileContext {
     /// ([`PageUrl`]), or a field bundle's `page` at its time origin. Empty when the file
     /// does not say (a `.cpuprofile`, an old trace).
     pub pages: Vec<PageUrl>,
+    /// Scripts with a source map URL (V8 source-rundown events), in file order.
+    pub scripts: Vec<ScriptRecord>,
+    /// Maps embedded in the trace (`metadata.sourceMaps`).
+    pub embedded_maps: Vec<EmbeddedMap>,
 }
 
 impl FileContext {
@@ -44,7 +52,11 @@ impl FileContext {
 /// The enrichment settings of a run, resolved before any file is read (cheap to clone:
 /// loaded data is shared).
 #[derive(Clone, Debug, Default)]
-pub struct Enrichment {}
+pub struct Enrichment {
+    /// Source maps (`--source-maps`, `--chain-names`) and the maps decoded this run, shared
+    /// by the batch's files. Maps embedded in a trace are used without options.
+    pub symbolicator: Arc<symbolicate::Symbolicator>,
+}
 
 /// What enrichment adds to one frame of a chain; each field `None` when unknown.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -61,7 +73,6 @@ pub struct TaskNotes {
 
 /// One file's enrichment: the run's settings with the file's context.
 pub struct FileEnricher<'a> {
-    #[allow(dead_code)] // read by the stages that follow
     settings: &'a Enrichment,
     context: &'a FileContext,
 }
@@ -70,6 +81,14 @@ impl<'a> FileEnricher<'a> {
     /// Enrichment of the file whose reading gave `context`.
     pub fn new(settings: &'a Enrichment, context: &'a FileContext) -> Self {
         FileEnricher { settings, context }
+    }
+
+    /// The first stage, symbolication, for this file's tasks: it rewrites their frames
+    /// (originals) and folded stacks in place, before the notes of [`FileEnricher::task`].
+    pub fn symbolication(&self) -> symbolicate::FileSymbolication<'a> {
+        self.settings
+            .symbolicator
+            .file(&self.context.scripts, &self.context.embedded_maps)
     }
 
     /// The notes of one resolved task.
@@ -99,6 +118,8 @@ mod tests {
     #[test]
     fn page_at_takes_the_last_commit_before_the_task_on_its_renderer() {
         let ctx = FileContext {
+            scripts: Vec::new(),
+            embedded_maps: Vec::new(),
             pages: vec![
                 page(10, Some(1), "https://a.test/"),
                 page(20, Some(2), "https://b.test/"),

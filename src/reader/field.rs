@@ -724,6 +724,8 @@ pub fn read(
             })
             .into_iter()
             .collect(),
+        scripts: Vec::new(),
+        embedded_maps: Vec::new(),
         diagnostics,
         events: 0,
         broken: None,

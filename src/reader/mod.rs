@@ -85,6 +85,10 @@ pub struct Recording {
     /// The main frame's URLs in `ts` order: a trace's navigations, or a field bundle's
     /// `page` at its time origin; empty when the input does not say.
     pub pages: Vec<PageUrl>,
+    /// Scripts with a source map URL (V8 source-rundown events), in file order.
+    pub scripts: Vec<crate::scan::records::ScriptRecord>,
+    /// Maps embedded in the trace (`metadata.sourceMaps`).
+    pub embedded_maps: Vec<crate::scan::records::EmbeddedMap>,
     /// Odd input, by kind.
     pub diagnostics: Diagnostics,
     /// Trace events read (0 for field data).

@@ -63,6 +63,8 @@ pub fn read(
         truncated: trace.truncated(),
         profiles,
         pages: std::mem::take(&mut trace.pages),
+        scripts: std::mem::take(&mut trace.scripts),
+        embedded_maps: Vec::new(),
         diagnostics,
         events: trace.events,
         broken,

@@ -72,6 +72,11 @@ impl<W: Write> CsvWriter<W> {
         w.write_field(loaf.map_or("", |l| l.invoker.as_str()))?;
         w.write_field(loaf.map_or("", |l| l.source_url.as_str()))?;
         w.write_field(loaf.map_or("", |l| l.function.as_str()))?;
+        let original = leaf.and_then(|f| f.original.as_deref());
+        w.write_field(original.and_then(|o| o.function.as_deref()).unwrap_or(""))?;
+        w.write_field(original.map_or("", |o| o.source.as_str()))?;
+        put(w, &opt(original.map(|o| o.line)))?;
+        put(w, &opt(original.map(|o| o.column)))?;
         let trigger = r.trigger.as_ref();
         w.write_field(trigger.map_or("", |t| t.kind.as_str()))?;
         w.write_field(trigger.map_or("", |t| t.detail.as_str()))?;

@@ -1,5 +1,8 @@
 //! JSON and NDJSON: a task object has the CSV's keys, with `chain` a list of frames
-//! root → leaf, each `{"function", "url", "line", "column"}` (1-based; null when unknown).
+//! root → leaf, each `{"function", "url", "line", "column"}` (1-based; null when unknown)
+//! and its source-map original `original_function`, `original_source`, `original_line`,
+//! `original_column` (1-based; null when no map covers the frame), with
+//! `"original_ignore_listed": true` for a source in the map's ignore list.
 
 use std::io::Write;
 
@@ -14,6 +17,12 @@ struct Frame<'a> {
     url: Option<&'a str>,
     line: Option<u32>,
     column: Option<u32>,
+    original_function: Option<&'a str>,
+    original_source: Option<&'a str>,
+    original_line: Option<u32>,
+    original_column: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    original_ignore_listed: bool,
     /// Calls merged by `--collapse-recursion`; written only when over 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     recursion_depth: Option<u32>,
@@ -21,11 +30,17 @@ struct Frame<'a> {
 
 impl<'a> From<&'a ChainFrame> for Frame<'a> {
     fn from(f: &'a ChainFrame) -> Self {
+        let o = f.original.as_deref();
         Frame {
             function: &f.function,
             url: (!f.url.is_empty()).then_some(f.url.as_str()),
             line: f.line,
             column: f.column,
+            original_function: o.and_then(|o| o.function.as_deref()),
+            original_source: o.map(|o| o.source.as_str()),
+            original_line: o.map(|o| o.line),
+            original_column: o.map(|o| o.column),
+            original_ignore_listed: o.is_some_and(|o| o.ignore_listed),
             recursion_depth: (f.recursion_depth > 1).then_some(f.recursion_depth),
         }
     }
@@ -56,6 +71,10 @@ struct Task<'a> {
     loaf_invoker: Option<&'a str>,
     loaf_source_url: Option<&'a str>,
     loaf_function: Option<&'a str>,
+    leaf_original_function: Option<&'a str>,
+    leaf_original_source: Option<&'a str>,
+    leaf_original_line: Option<u32>,
+    leaf_original_column: Option<u32>,
     trigger: Option<&'a str>,
     trigger_detail: Option<&'a str>,
 }
@@ -92,6 +111,10 @@ fn task(r: &ReportRow) -> Task<'_> {
         loaf_invoker: r.loaf.as_ref().map(|l| l.invoker.as_str()),
         loaf_source_url: r.loaf.as_ref().map(|l| l.source_url.as_str()),
         loaf_function: r.loaf.as_ref().map(|l| l.function.as_str()),
+        leaf_original_function: leaf.as_ref().and_then(|f| f.original_function),
+        leaf_original_source: leaf.as_ref().and_then(|f| f.original_source),
+        leaf_original_line: leaf.as_ref().and_then(|f| f.original_line),
+        leaf_original_column: leaf.as_ref().and_then(|f| f.original_column),
         trigger: r.trigger.as_ref().map(|t| t.kind.as_str()),
         trigger_detail: r
             .trigger

@@ -31,8 +31,8 @@ pub enum Format {
 }
 
 /// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
-/// (issue 5), empty for traces.
-pub const COLUMNS: [&str; 25] = [
+/// (issue 5), empty for traces, then the leaf's source-map original (empty without one), then the trigger (issue 17).
+pub const COLUMNS: [&str; 29] = [
     "file",
     "pid",
     "tid",
@@ -56,6 +56,10 @@ pub const COLUMNS: [&str; 25] = [
     "loaf_invoker",
     "loaf_source_url",
     "loaf_function",
+    "leaf_original_function",
+    "leaf_original_source",
+    "leaf_original_line",
+    "leaf_original_column",
     "trigger",
     "trigger_detail",
 ];
@@ -253,6 +257,10 @@ pub struct FileStats {
     pub profiles: usize,
     /// Samples in those profiles.
     pub samples: u64,
+    /// Frames with a script URL and line in the long tasks' chains.
+    pub frames: u32,
+    /// Of those, frames a source map gave an original position.
+    pub frames_symbolicated: u32,
 }
 
 #[cfg(test)]
@@ -266,6 +274,7 @@ mod tests {
             line,
             column: col,
             recursion_depth: 1,
+            ..ChainFrame::default()
         }
     }
 

@@ -6,8 +6,10 @@ use crate::chain::round_confidence;
 use crate::report::FileReport;
 
 /// The columns, in order. Times in ms with 3 decimals; `attributed_share` is the share of
-/// long-task time in rows with status `ok` (empty without long tasks).
-pub const COLUMNS: [&str; 14] = [
+/// long-task time in rows with status `ok` (empty without long tasks); `frames_symbolicated`
+/// the share of the long tasks' chain frames (those with a script URL) that a source map
+/// gave an original (empty without such frames).
+pub const COLUMNS: [&str; 15] = [
     "file",
     "bytes",
     "status",
@@ -22,6 +24,7 @@ pub const COLUMNS: [&str; 14] = [
     "profiles",
     "samples",
     "warnings",
+    "frames_symbolicated",
 ];
 
 /// Writes summary rows.
@@ -51,6 +54,14 @@ impl<W: Write> SummaryWriter<W> {
         } else {
             String::new()
         };
+        let symbolicated = if s.frames > 0 {
+            format!(
+                "{:.3}",
+                round_confidence(s.frames_symbolicated as f64 / s.frames as f64)
+            )
+        } else {
+            String::new()
+        };
         self.w
             .write_record([
                 r.file.as_str(),
@@ -67,6 +78,7 @@ impl<W: Write> SummaryWriter<W> {
                 &s.profiles.to_string(),
                 &s.samples.to_string(),
                 &r.diagnostics.kinds().to_string(),
+                &symbolicated,
             ])
             .map_err(std::io::Error::other)
     }

@@ -169,6 +169,7 @@ impl Collector {
                 self.main_frame_pids.insert(Pid(ev.pid()));
             }
             b"FrameCommittedInBrowser" => self.frame_committed(ev),
+            b"ScriptCatchup" | b"ScriptCompiled" => self.script(ev),
             b"CommitLoad" | b"navigationStart" => self.main_frame_load(ev),
             b"ProcessReadyInBrowser" => {
                 if let Some((pseudo, pid)) = self.with_data(ev, |d| {
@@ -257,6 +258,32 @@ impl Collector {
                     .add("events whose args are not valid JSON (skipped)", 1);
                 None
             }
+        }
+    }
+
+    /// A source-rundown event naming a script's source map. Only events whose args hold a
+    /// `"sourceMapUrl"` key are parsed: the `-sources` events carry whole script texts.
+    fn script(&mut self, ev: &TraceEvent<'_>) {
+        let Some(raw) = ev.args else { return };
+        if memchr::memmem::find(raw, b"\"sourceMapUrl\"").is_none() {
+            return;
+        }
+        let pid = Pid(ev.pid());
+        if let Some(rec) = self.with_data(ev, |d| {
+            let map = text(d, "sourceMapUrl").filter(|m| !m.is_empty())?;
+            let id = field(d, "scriptId")?;
+            let script_id = match id.as_str() {
+                Some(s) => s.to_string(),
+                None => int(id)?.to_string(),
+            };
+            Some(ScriptRecord {
+                pid,
+                script_id,
+                url: text(d, "url").unwrap_or_default(),
+                source_map_url: map,
+            })
+        }) {
+            self.t.scripts.push(rec);
         }
     }
 
@@ -521,6 +548,7 @@ impl Collector {
             }
         }
         self.t.cpu_profiles.extend(t.cpu_profiles);
+        self.t.scripts.extend(t.scripts);
         self.t.first_ts = combine(self.t.first_ts, t.first_ts, Ord::min);
         self.t.last_ts = combine(self.t.last_ts, t.last_ts, Ord::max);
         self.t.events += t.events;

@@ -250,3 +250,122 @@ mod tests {
         );
     }
 }
+
+/// The byte range of the top-level `metadata` value of a `{"traceEvents": [...]}` trace:
+/// among the keys before the event array (`b[..start]`, where DevTools writes it), or
+/// after its closing `]` at `closed_at` (where Chrome writes it). `None` when absent or
+/// when the envelope around it is not well-formed JSON.
+pub fn metadata_range(b: &[u8], start: usize, closed_at: Option<usize>) -> Option<(usize, usize)> {
+    // Keys of the object from `i` (just past `{` or past a value), up to `stop`.
+    let find = |mut i: usize, stop: usize| -> Option<(usize, usize)> {
+        loop {
+            i = skip_ws(b, i);
+            match *b.get(i)? {
+                b',' => i += 1,
+                b'"' => {
+                    let quote = string_end(b, i + 1).ok()?;
+                    let key = &b[i + 1..quote];
+                    i = skip_ws(b, quote + 1);
+                    if b.get(i) != Some(&b':') {
+                        return None;
+                    }
+                    i = skip_ws(b, i + 1);
+                    if i >= stop || key == b"traceEvents" {
+                        return None;
+                    }
+                    let end = skip_value(b, i).ok()?;
+                    if key == b"metadata" {
+                        return Some((i, end));
+                    }
+                    i = end;
+                }
+                _ => return None,
+            }
+        }
+    };
+    let open = skip_ws(b, 0);
+    if b.get(open) != Some(&b'{') {
+        return None;
+    }
+    find(open + 1, start).or_else(|| find(closed_at? + 1, b.len()))
+}
+
+/// `metadata.sourceMaps` of a trace: `[{url, sourceMapUrl, sourceMap}]`, where `sourceMap`
+/// is the map object (or its JSON text). `metadata` is the JSON text of the metadata value.
+pub fn embedded_maps(metadata: &[u8]) -> Vec<super::records::EmbeddedMap> {
+    use super::records::EmbeddedMap;
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "sourceMaps", default)]
+        source_maps: Vec<Entry>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Entry {
+        #[serde(default)]
+        url: String,
+        #[serde(rename = "sourceMapUrl", default)]
+        source_map_url: String,
+        #[serde(rename = "sourceMap")]
+        source_map: Option<Box<serde_json::value::RawValue>>,
+    }
+    let Ok(meta) = serde_json::from_slice::<Meta>(metadata) else {
+        return Vec::new();
+    };
+    meta.source_maps
+        .into_iter()
+        .map(|e| EmbeddedMap {
+            url: e.url,
+            source_map_url: e.source_map_url,
+            source_map: e.source_map.and_then(|raw| {
+                let t = raw.get();
+                if t.starts_with('"') {
+                    serde_json::from_str::<String>(t)
+                        .ok()
+                        .map(String::into_bytes)
+                } else if t.starts_with('{') {
+                    Some(t.as_bytes().to_vec())
+                } else {
+                    None
+                }
+            }),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod metadata_tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_found_before_or_after_the_events() {
+        let before = br#"{"metadata": {"a": [1, "]"]}, "traceEvents": [{"ph":"X"}]}"#;
+        let Envelope::Events { start, .. } = detect(before).unwrap() else {
+            panic!()
+        };
+        let (s, e) = metadata_range(before, start, None).unwrap();
+        assert_eq!(&before[s..e], br#"{"a": [1, "]"]}"#);
+        let after = br#"{"traceEvents": [{"ph":"X"}], "other": 1, "metadata": {"b": 2}}"#;
+        let close = after.iter().position(|&c| c == b']').unwrap();
+        let Envelope::Events { start, .. } = detect(after).unwrap() else {
+            panic!()
+        };
+        let (s, e) = metadata_range(after, start, Some(close)).unwrap();
+        assert_eq!(&after[s..e], br#"{"b": 2}"#);
+        assert_eq!(metadata_range(after, start, None), None);
+        assert_eq!(metadata_range(b"[{}]", 1, Some(3)), None);
+    }
+
+    #[test]
+    fn embedded_maps_as_objects_or_text() {
+        let meta = br#"{"source":"DevTools","sourceMaps":[{"url":"http://a/x.js","sourceMapUrl":"x.js.map","sourceMap":{"version":3,"sources":[],"names":[],"mappings":""}},{"url":"http://a/y.js","sourceMapUrl":"y.map","sourceMap":"{\"version\":3}"}]}"#;
+        let e = embedded_maps(meta);
+        assert_eq!(e.len(), 2);
+        assert_eq!(e[0].url, "http://a/x.js");
+        assert_eq!(
+            e[0].source_map.as_deref(),
+            Some(&br#"{"version":3,"sources":[],"names":[],"mappings":""}"#[..])
+        );
+        assert_eq!(e[1].source_map.as_deref(), Some(&br#"{"version":3}"#[..]));
+        assert!(embedded_maps(b"{}").is_empty());
+    }
+}

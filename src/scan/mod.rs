@@ -80,6 +80,8 @@ pub struct ScannedTrace {
     pub profile_data: crate::vocab::FastMap<ProfileKey, ProfileData>,
     /// Legacy `CpuProfile` events.
     pub cpu_profiles: Vec<CpuProfileEvent>,
+    /// Scripts with a source map URL, from V8's source-rundown events, in file order.
+    pub scripts: Vec<ScriptRecord>,
     /// Renderer pids that hosted the outermost main frame, per `TracingStartedInBrowser`,
     /// `FrameCommittedInBrowser` and `TracingStartedInPage`; empty when the trace does not say.
     pub main_frame_pids: BTreeSet<Pid>,
@@ -94,6 +96,9 @@ pub struct ScannedTrace {
     pub events: u64,
     /// How the array ended.
     pub end: Option<ArrayEnd>,
+    /// File offset of the array's closing `]` (the envelope's keys after the events,
+    /// such as `metadata`, follow it).
+    pub closed_at: Option<u64>,
     /// Odd input seen while scanning.
     pub diagnostics: Diagnostics,
 }
@@ -154,6 +159,8 @@ pub struct Walked {
     pub events: u64,
     /// Array elements that are not objects.
     pub odd: u64,
+    /// File offset of the array's closing `]`, when the walk met it.
+    pub closed_at: Option<u64>,
 }
 
 /// Walks the event array from `b[from]` (an element's first byte, or whitespace or a
@@ -185,6 +192,7 @@ pub fn walk_at<'a>(
         end: RangeEnd::Reached(from),
         events: 0,
         odd: 0,
+        closed_at: None,
     };
     let mut i = from;
     let mut ev = TraceEvent::empty(0);
@@ -210,6 +218,7 @@ pub fn walk_at<'a>(
         let step = match c {
             b']' => {
                 out.end = RangeEnd::Ended(ArrayEnd::Closed);
+                out.closed_at = Some(base + i as u64);
                 return out;
             }
             b'{' => ev.read(b, i, base).inspect(|_| {
@@ -296,6 +305,7 @@ pub(crate) fn finish_walk<'a>(
     rest: impl Fn(u64) -> Option<&'a [u8]>,
 ) -> Result<ScannedTrace, ScanError> {
     let mut t = c.finish();
+    t.closed_at = walked.closed_at;
     let RangeEnd::Ended(mut end) = walked.end else {
         unreachable!("the last range runs to the end of the array");
     };

@@ -10,6 +10,32 @@ use super::chunk::{DeltaSummary, read_deltas, read_samples};
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ThreadKey};
 
+/// A map the trace carries for a script (`metadata.sourceMaps[]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EmbeddedMap {
+    /// The script URL.
+    pub url: String,
+    /// Its map URL as written (may be a `data:` URL).
+    pub source_map_url: String,
+    /// The map's JSON text, when embedded.
+    pub source_map: Option<Vec<u8>>,
+}
+
+/// A script's source map URL as a V8 source-rundown event gives it (`ScriptCatchup` /
+/// `ScriptCompiled`, category `disabled-by-default-devtools.v8-source-rundown`,
+/// `args.data.{url, sourceMapUrl, scriptId}`). Frames join it by (pid, `scriptId`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScriptRecord {
+    /// The process.
+    pub pid: Pid,
+    /// `scriptId` as text (as in [`CallFrame::script_id`]).
+    pub script_id: String,
+    /// `url` (empty when none).
+    pub url: String,
+    /// `sourceMapUrl`: as written in the script, relative to `url`, or a `data:` URL.
+    pub source_map_url: String,
+}
+
 /// One entry of `cpuProfile.nodes`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Node {

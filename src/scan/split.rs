@@ -47,6 +47,7 @@ where
             end: RangeEnd::Reached(start),
             events: 0,
             odd: 0,
+            closed_at: None,
         };
         let mut pos = start;
         loop {
@@ -63,6 +64,7 @@ where
                 end => {
                     report(b.len() - pos);
                     total.end = end;
+                    total.closed_at = w.closed_at;
                     return (c, total);
                 }
             }
@@ -99,6 +101,7 @@ where
         end: RangeEnd::Reached(start),
         events: 0,
         odd: 0,
+        closed_at: None,
     };
     let mut pos = start;
     for (k, result) in results.into_iter().enumerate() {
@@ -118,6 +121,7 @@ where
             RangeEnd::Reached(p) => pos = p,
             end @ RangeEnd::Ended(_) => {
                 total.end = end;
+                total.closed_at = w.closed_at;
                 break;
             }
         }

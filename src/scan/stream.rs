@@ -71,6 +71,7 @@ pub fn scan_blocks(
         end: RangeEnd::Reached(start),
         events: 0,
         odd: 0,
+        closed_at: None,
     };
     let mut base = skipped as u64; // offset of buf[0] in the stream
     let mut pos = start;
@@ -103,6 +104,7 @@ pub fn scan_blocks(
             }
             end => {
                 total.end = end;
+                total.closed_at = walked.closed_at;
                 break;
             }
         }
