@@ -2,7 +2,7 @@
 //! input order (each file's own work runs in parallel on the same rayon pool) and their
 //! outcomes are handed, in input order, to streaming sinks: rows are written as files
 //! finish, so memory is bounded by the largest file, not the corpus, and any thread count
-//! gives the same bytes (SPEC §3 row order, stderr lines included). A file that fails is
+//! gives the same bytes (docs/METHOD.md §3 row order, stderr lines included). A file that fails is
 //! reported on stderr and in the outputs; the others go on, also when analysing one of
 //! them panics. Every output file is written to a temporary file and renamed when
 //! complete.
@@ -15,9 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::Context;
 
-use crate::analyze::{Settings, analyze_bytes_deferring, analyze_stream_deferring};
+use crate::analyze::{Settings, analyze_input_deferring};
 use crate::chain::ChainStatus;
-use crate::error::AnalyzeError;
 use crate::error::Error;
 use crate::gate::{self, Breach};
 use crate::input::{self, InputPath};
@@ -159,72 +158,14 @@ impl BatchSummary {
 
 /// Reads and analyses one input.
 pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
-    process_deferring(inp, s, &mut DeferredDrop::default())
-}
-
-/// [`process`], leaving the input's bytes and what the analysis no longer needs in `later`,
-/// for the caller to drop once the report is handed on.
-pub fn process_deferring(
-    inp: &InputPath,
-    s: &Settings,
-    later: &mut DeferredDrop,
-) -> Result<FileReport, Error> {
-    let path = inp.path();
-    let name = inp.display_name();
-    let (result, bytes, trace_id) = match input::open(inp, s.progress.clone())? {
-        input::Source::Whole(bytes) => {
-            let n = bytes.len() as u64;
-            let id = input::identity::trace_id(&bytes);
-            let result = analyze_bytes_deferring(&name, &bytes, s, later);
-            later.keep(bytes);
-            (result, n, Some(id))
-        }
-        input::Source::Gzip(blocks) => {
-            let n = blocks.compressed_len();
-            let id = blocks.trace_id().to_string();
-            (
-                analyze_stream_deferring(&name, blocks, s, later),
-                n,
-                Some(id),
-            )
-        }
-        input::Source::Stream(blocks) => {
-            let read = blocks.bytes_read();
-            let result = analyze_stream_deferring(&name, blocks, s, later);
-            (
-                result,
-                read.load(std::sync::atomic::Ordering::Relaxed),
-                None,
-            )
-        }
-    };
-    let mut rep = result.map_err(|e| match e {
-        AnalyzeError::NotATrace(reason) => Error::NotATrace { path, reason },
-        AnalyzeError::OtherJson(reason) => Error::OtherJson { path, reason },
-        AnalyzeError::Json {
-            offset,
-            event_index,
-            reason,
-        } => Error::Json {
-            path,
-            offset,
-            event_index,
-            reason,
-        },
-    })?;
-    rep.stats.bytes = bytes;
-    for r in &mut rep.rows {
-        r.trace_id.clone_from(&trace_id);
-    }
-    rep.trace_id = trace_id;
-    Ok(rep)
+    analyze_input_deferring(inp, s, &mut DeferredDrop::default())
 }
 
 /// The outcome of one input, and what to drop once it is handed on.
 fn outcome(inp: &InputPath, settings: &Settings, later: &mut DeferredDrop) -> FileOutcome {
     let file = inp.display_name();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        process_deferring(inp, settings, later)
+        analyze_input_deferring(inp, settings, later)
     }));
     match run {
         Ok(Ok(rep)) => FileOutcome::Done(rep),
@@ -677,7 +618,7 @@ pub fn analyze_all(
 /// Everything a batch found, kept in memory.
 #[derive(Debug, Default)]
 pub struct BatchResult {
-    /// Rows of every file, in SPEC §3 order.
+    /// Rows of every file, in docs/METHOD.md §3 order.
     pub rows: Vec<ReportRow>,
     /// The per-file reports.
     pub reports: Vec<FileReport>,

@@ -125,6 +125,26 @@ impl Error {
     }
 }
 
+impl AnalyzeError {
+    /// The error with the input it is about.
+    pub fn at(self, path: PathBuf) -> Error {
+        match self {
+            AnalyzeError::NotATrace(reason) => Error::NotATrace { path, reason },
+            AnalyzeError::OtherJson(reason) => Error::OtherJson { path, reason },
+            AnalyzeError::Json {
+                offset,
+                event_index,
+                reason,
+            } => Error::Json {
+                path,
+                offset,
+                event_index,
+                reason,
+            },
+        }
+    }
+}
+
 /// True for I/O errors a retry may fix: the device or network failed (`EIO`, a stale NFS
 /// handle, a timeout, a reset connection), resources ran out (no space, quota, memory,
 /// open files) or the call was interrupted. Not: a missing file, no permission, a folder

@@ -1,25 +1,10 @@
 //! Golden tests: every case in `samples/` must give exactly `expected/tasks.csv`, with 1
-//! and with 2 worker threads. `BLESS=1 cargo test --test samples` rewrites the expected
+//! and with 2 worker threads. `BLESS=1 cargo test` rewrites the expected
 //! files; a blessed file is a claim, so check its diff by hand or against the ground truth
 //! (`tests/ground_truth.rs`, `scripts/reference.py`) before committing.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use taskchain::report::Format;
-
-fn first_difference(a: &str, b: &str) -> String {
-    for (i, (x, y)) in a.lines().zip(b.lines()).enumerate() {
-        if x != y {
-            return format!("line {}:\n  expected: {x}\n  actual:   {y}", i + 1);
-        }
-    }
-    format!(
-        "line counts differ: expected {}, actual {}",
-        a.lines().count(),
-        b.lines().count()
-    )
-}
 
 fn check(case: &str) {
     let args = case_args(case);
@@ -28,26 +13,10 @@ fn check(case: &str) {
     let two = report(&args, &[path], Format::Csv, 2);
     assert_eq!(one, two, "{case}: -j1 and -j2 differ");
     let actual = String::from_utf8(one).unwrap();
-    let expected_path = case_dir(case).join("expected/tasks.csv");
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
-        std::fs::write(&expected_path, &actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&expected_path)
-        .unwrap_or_else(|e| panic!("{}: {e}", expected_path.display()));
-    if expected != actual {
-        let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join("samples-actual")
-            .join(case);
-        std::fs::create_dir_all(&out).unwrap();
-        std::fs::write(out.join("tasks.csv"), &actual).unwrap();
-        panic!(
-            "{case}: output differs from expected ({} written); {}",
-            out.join("tasks.csv").display(),
-            first_difference(&expected, &actual)
-        );
-    }
+    golden(
+        &trace_path(case).with_file_name("expected/tasks.csv"),
+        &actual,
+    );
 }
 
 macro_rules! cases {
@@ -214,4 +183,63 @@ fn compact_and_general_event_parses_agree_on_every_sample_event() {
         total += events;
     }
     assert!(total > 100_000, "{total} events");
+}
+
+#[test]
+fn recorded_triggers_name_what_started_each_task() {
+    // scripts/record-chains.js, in order: the page's load (about:blank's pagehide before
+    // it), boot.js evaluated at load, recursion.js's evaluation (no URL in its event), the
+    // two clicks, setTimeout(onTimer, 50), requestAnimationFrame(onFrame), a
+    // MessageChannel message to onMessage, and a keystroke whose keydown listener (onKey,
+    // the target stack) and input listener (onInput) ran in one task.
+    let csv = String::from_utf8(report(
+        &[],
+        &[trace_path("recursion-and-triggers")],
+        Format::Csv,
+        1,
+    ))
+    .unwrap();
+    let mut rows = ::csv::Reader::from_reader(csv.as_bytes());
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (trigger, detail) = (col("trigger"), col("trigger_detail"));
+    let got: Vec<(String, String)> = rows
+        .records()
+        .map(|r| r.unwrap())
+        .map(|r| {
+            // Detail without the server's port.
+            let shown = r[detail]
+                .split("http://127.0.0.1:")
+                .enumerate()
+                .map(|(i, p)| {
+                    if i == 0 {
+                        p
+                    } else {
+                        p.split_once('/').map_or(p, |x| x.1)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("");
+            (r[trigger].to_string(), shown)
+        })
+        .collect();
+    let want = [
+        ("event:pagehide", ""),
+        ("script", "boot.js"),
+        ("script", ""),
+        ("event:click", "onFibClick recursion.js:12:20"),
+        ("event:click", "onMutualClick recursion.js:15:23"),
+        (
+            "timer",
+            "id 1, setTimeout 50 ms: onTimer recursion.js:16:17",
+        ),
+        ("animation-frame", "onFrame recursion.js:17:17"),
+        ("function-call", "onMessage recursion.js:18:19"),
+        ("event:keydown", "onKey recursion.js:19:15"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(got, want);
 }

@@ -25,7 +25,7 @@ pub enum CollapseRecursion {
     /// A function that appears again deeper in the stack: the frames from its outermost to
     /// its innermost call are merged into one (`f > g > f > h` is `f ×2 > h`).
     All,
-    /// No collapsing: the exact stacks of SPEC §1.
+    /// No collapsing: the exact stacks of docs/METHOD.md §1.
     None,
 }
 
@@ -48,7 +48,7 @@ pub struct Collapsed {
 impl Collapsed {
     /// Collapses the stacks of the window's candidates; `None` when no stack of the window
     /// has recursion to collapse under `mode` (then the exact stacks are the groups, and the
-    /// caller keeps SPEC §1 verbatim), or when `mode` is [`CollapseRecursion::None`].
+    /// caller keeps docs/METHOD.md §1 verbatim), or when `mode` is [`CollapseRecursion::None`].
     pub fn of_window(w: &Weighted<'_>, mode: CollapseRecursion) -> Option<Collapsed> {
         if mode == CollapseRecursion::None {
             return None;
@@ -103,6 +103,21 @@ impl Collapsed {
         self.of_stack[w.stack(k).index()]
     }
 
+    /// True when candidate `k`'s collapsed stack is `node` (or, with `subtree`, under it).
+    pub fn holds(&self, w: &Weighted<'_>, k: usize, node: u32, subtree: bool) -> bool {
+        let mut cur = Some(self.node_of(w, k));
+        while let Some(c) = cur {
+            if c == node {
+                return true;
+            }
+            if !subtree {
+                return false;
+            }
+            cur = self.nodes.get(c as usize).and_then(|n| n.parent);
+        }
+        false
+    }
+
     /// Frames of node `n` from the root, with their depths.
     pub fn path(&self, n: u32) -> Vec<(FrameIndex, u32)> {
         let mut out = Vec::new();
@@ -116,7 +131,7 @@ impl Collapsed {
         out
     }
 
-    /// SPEC §1 step 3 over collapsed stacks: the node with the most candidates of its own
+    /// docs/METHOD.md §1 step 3 over collapsed stacks: the node with the most candidates of its own
     /// (ties: the earliest first sample). Its samples and time count every depth merged.
     pub fn largest(&self, w: &Weighted<'_>) -> Option<Pick> {
         let mut groups: Vec<(usize, usize, TimeDelta)> =
@@ -144,10 +159,11 @@ impl Collapsed {
             .enumerate()
             .any(|(n, g)| n != node && g.0 == samples);
         Some(Pick {
-            target: super::Target::Collapsed(self.path(node as u32)),
+            target: super::Target::Collapsed(self.path(node as u32), node as u32),
             samples,
             time,
             tied,
+            subtree: false,
         })
     }
 
@@ -210,10 +226,11 @@ impl Collapsed {
         }
         let node = cur?;
         Some(Pick {
-            target: super::Target::Collapsed(self.path(node as u32)),
+            target: super::Target::Collapsed(self.path(node as u32), node as u32),
             samples: count[node],
             time: cur_time,
             tied: false,
+            subtree: true,
         })
     }
 }

@@ -1,4 +1,4 @@
-//! Reports: [`ReportRow`]s → CSV, JSON, NDJSON or Parquet bytes (SPEC §3).
+//! Reports: [`ReportRow`]s → CSV, JSON, NDJSON or Parquet bytes (docs/METHOD.md §3).
 //!
 //! Times are kept in ns in rows and written in milliseconds with 3 decimals (`task_ts_us`
 //! in µs); lines and columns are 1-based. Rows are written in the order given: the caller
@@ -63,10 +63,10 @@ pub fn is_parquet_name(path: &std::path::Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
 }
 
-/// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
+/// The CSV header: docs/METHOD.md §3's columns in order, then `task_source` and the LoAF entry point
 /// (issue 5), empty for traces, then the leaf's source-map original (empty without one),
-/// then who owns the leaf and the entry frame (issue 16, empty when unknown).
-pub const COLUMNS: [&str; 31] = [
+/// then who owns the leaf and the entry frame (issue 16, empty when unknown), then the trigger (issue 17).
+pub const COLUMNS: [&str; 33] = [
     "file",
     "pid",
     "tid",
@@ -98,6 +98,8 @@ pub const COLUMNS: [&str; 31] = [
     "leaf_vendor",
     "entry_party",
     "entry_vendor",
+    "trigger",
+    "trigger_detail",
 ];
 
 /// One long task as reported.
@@ -138,6 +140,9 @@ pub struct ReportRow {
     /// The input's [`crate::input::identity::trace_id`] (`None` for a stream without
     /// one: standard input, a pipe of plain JSON).
     pub trace_id: Option<String>,
+    /// What started the task (trace rows; `None` for field data, whose LoAF entry point
+    /// says it).
+    pub trigger: Option<crate::chain::trigger::Trigger>,
 }
 
 impl ReportRow {
@@ -161,13 +166,14 @@ impl ReportRow {
             loaf: None,
             notes: Default::default(),
             trace_id: None,
+            trigger: c.trigger,
         }
     }
     /// The leaf frame (last of the chain).
     pub fn leaf(&self) -> Option<&ChainFrame> {
         self.chain.last()
     }
-    /// The sort key of SPEC §3: (file, pid, tid, task_ts_us).
+    /// The sort key of docs/METHOD.md §3: (file, pid, tid, task_ts_us).
     pub fn sort_key(&self) -> (&str, ThreadKey, Timestamp) {
         (&self.file, self.thread, self.task_ts)
     }

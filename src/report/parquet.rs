@@ -188,6 +188,8 @@ pub fn task_schema() -> SchemaRef {
         utf8("leaf_vendor", true),
         utf8("entry_party", true),
         utf8("entry_vendor", true),
+        utf8("trigger", true),
+        utf8("trigger_detail", true),
     ]))
 }
 
@@ -224,6 +226,8 @@ struct TaskColumns {
     leaf_original_column: Int64Builder,
     /// `leaf_party`, `leaf_vendor`, `entry_party`, `entry_vendor`.
     parties: [StringBuilder; 4],
+    /// `trigger`, `trigger_detail`.
+    trigger: [StringBuilder; 2],
     /// The chain's text, reused.
     text: String,
 }
@@ -276,6 +280,7 @@ impl TaskColumns {
             leaf_original_line: Int64Builder::new(),
             leaf_original_column: Int64Builder::new(),
             parties: std::array::from_fn(|_| StringBuilder::new()),
+            trigger: std::array::from_fn(|_| StringBuilder::new()),
             text: String::new(),
         }
     }
@@ -374,6 +379,9 @@ impl TaskColumns {
             self.parties[2 * i + 1]
                 .append_option(p.and_then(|p| p.vendor.as_deref()).map(|e| e.name.as_str()));
         }
+        let trigger = r.trigger.as_ref();
+        self.trigger[0].append_option(trigger.map(|t| t.kind.as_str()));
+        self.trigger[1].append_option(trigger.map(|t| t.detail.as_str()));
     }
 
     /// The rows pushed since the last call, as a batch of [`task_schema`].
@@ -412,6 +420,7 @@ impl TaskColumns {
         columns.extend(
             self.parties
                 .iter_mut()
+                .chain(&mut self.trigger)
                 .map(|b| Arc::new(b.finish()) as ArrayRef),
         );
         RecordBatch::try_new(task_schema(), columns).map_err(to_io)
@@ -699,6 +708,7 @@ mod tests {
             loaf: None,
             notes: Default::default(),
             trace_id: Some("id".into()),
+            trigger: None,
         }
     }
 
