@@ -3,7 +3,7 @@
 //! CSV of the same run; the columns the CSV does not have (`trace_id`, `chain_frames`,
 //! `flags` as a list) agree with it and with an independent computation.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! `trace_id` names a file's content wherever it lies, and the exit code tells a
 //! scheduler whether a retry can help.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -12,6 +12,9 @@ mod fuzz_regressions;
 mod ground_truth;
 mod layers;
 mod lossless;
+#[path = "parquet.rs"]
+mod parquet_outputs;
 mod parties;
 mod samples;
+mod scale_out;
 mod sourcemaps;
