@@ -196,7 +196,7 @@ fn parties(c: &mut Criterion) {
     let on = Settings::default();
     let mut off = Settings::default();
     off.enrich.parties = None;
-    for (name, s) in [("parties on", &on), ("parties off", &off)] {
+    for (name, s) in [("parties off", &off), ("parties on", &on)] {
         g.bench_function(name, |b| {
             b.iter(|| taskchain::analyze_bytes("t", &raw, s).unwrap())
         });
