@@ -713,6 +713,7 @@ pub fn read(
         thread_names: names,
         first_ts: p.origin,
         truncated: false,
+        damaged: false,
         profiles,
         pages: p
             .page
@@ -730,6 +731,7 @@ pub fn read(
         events: 0,
         broken: None,
         sample_interval: Some(interval),
+        entries: Default::default(),
     })
 }
 
