@@ -194,7 +194,11 @@ def resolve(task, thread, profs):
     status = "low_confidence" if round(conf, 3) < 0.5 else ("non_js" if stack[-1][0] in VM else "ok")
     return {"window_samples": len(idx), "target_samples": count, "stack_ms": round(time / 1000, 3),
             "confidence": round(conf, 3), "status": status,
-            "chain": [f[0] or "(anonymous)" for f in frames]}
+            "chain": [f[0] or "(anonymous)" for f in frames],
+            # The frames with their positions, 1-based as reports show them (None: unknown).
+            "frames": [{"function": f[0] or "(anonymous)", "url": f[1],
+                        "line": f[3] + 1 if f[3] >= 0 else None,
+                        "column": f[4] + 1 if f[4] >= 0 else None} for f in frames]}
 
 
 def reference(path):

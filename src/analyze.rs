@@ -77,11 +77,13 @@ pub fn analyze_bytes_deferring(
     let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
         .map_err(AnalyzeError::from)?;
     timer.lap("scan");
-    let metadata = envelope::metadata_range(bytes, start, trace.closed_at.map(|c| c as usize));
-    let mut rec = reader::trace::read(trace, s.scope, s.threshold, s.tasks.is_some(), later)?;
-    if let Some((from, to)) = metadata {
-        rec.embedded_maps = envelope::embedded_maps(&bytes[from..to]);
+    let mut trace = trace;
+    if let Some((from, to)) =
+        envelope::metadata_range(bytes, start, trace.closed_at.map(|c| c as usize))
+    {
+        trace.embedded_maps = envelope::embedded_maps(&bytes[from..to]);
     }
+    let rec = reader::trace::read(trace, s.scope, s.threshold, s.tasks.is_some(), later)?;
     timer.lap("profiles");
     let rep = resolve(file, rec, Some(bytes), s, later);
     timer.lap("chains");

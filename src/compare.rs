@@ -64,7 +64,7 @@ fn totals(reports: &[FileReport], leaf: &mut BTreeMap<String, String>) -> Vec<Tr
                 let key = chain_text(&row.chain);
                 if let Some(l) = row.leaf() {
                     leaf.entry(key.clone())
-                        .or_insert_with(|| l.function.clone());
+                        .or_insert_with(|| l.shown_function().to_string());
                 }
                 let e = t.chains.entry(key).or_default();
                 e.0 += row.task_dur.as_millis_f64();

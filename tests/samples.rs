@@ -78,6 +78,13 @@ cases! {
     field_chromium_bundle => "field-chromium-bundle",
     node_cpu_prof => "node-cpu-prof",
     recursion_and_triggers => "recursion-and-triggers",
+    sm_rollup_terser => "sm-rollup-terser",
+    sm_webpack_no_rundown => "sm-webpack-no-rundown",
+    sm_index_map => "sm-index-map",
+    sm_data_url => "sm-data-url",
+    sm_embedded => "sm-embedded",
+    sm_missing_map => "sm-missing-map",
+    sm_broken_map => "sm-broken-map",
 }
 
 /// The chain column of the row whose chain starts with `entry`, run with `args`.
@@ -150,10 +157,11 @@ fn every_sample_folder_is_a_case() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     found.sort();
-    // compare-builds holds run sets for `compare`, checked in tests/cli.rs.
+    // compare-builds holds run sets for `compare`, checked in tests/cli.rs; sm-site is the
+    // site (bundles, maps, sources) the sm-* cases' --source-maps mirror.
     let mut listed: Vec<String> = CASES
         .iter()
-        .chain(&["compare-builds"])
+        .chain(&["compare-builds", "sm-site"])
         .map(|s| s.to_string())
         .collect();
     listed.sort();

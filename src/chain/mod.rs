@@ -436,6 +436,16 @@ fn folded_stacks(w: &window::Weighted<'_>) -> Vec<(String, u32, TimeDelta)> {
 }
 
 impl ChainFrame {
+    /// The function name chain texts show: the source-map original when one is shown
+    /// (see [`OriginalFrame::in_chain_text`]), else the trace's.
+    pub fn shown_function(&self) -> &str {
+        self.original
+            .as_deref()
+            .filter(|o| o.in_chain_text)
+            .and_then(|o| o.function.as_deref())
+            .unwrap_or(&self.function)
+    }
+
     /// The frame as reports show it: `name (url:line:column)`; the url is left out where
     /// empty, and the parenthesis where nothing is known.
     pub fn text(&self) -> String {

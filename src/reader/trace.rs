@@ -64,7 +64,7 @@ pub fn read(
         profiles,
         pages: std::mem::take(&mut trace.pages),
         scripts: std::mem::take(&mut trace.scripts),
-        embedded_maps: Vec::new(),
+        embedded_maps: std::mem::take(&mut trace.embedded_maps),
         diagnostics,
         events: trace.events,
         broken,

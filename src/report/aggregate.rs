@@ -65,7 +65,7 @@ impl Aggregator {
         };
         let g = self.groups.entry(key).or_default();
         if g.tasks == 0 {
-            g.leaf_function = leaf.function.clone();
+            g.leaf_function = leaf.shown_function().to_string();
             g.leaf_url = leaf.url.clone();
         }
         g.tasks += 1;

@@ -24,6 +24,17 @@ fn combine<T: Copy>(a: Option<T>, b: Option<T>, f: impl Fn(T, T) -> T) -> Option
     }
 }
 
+/// The URL of the last `//# sourceMappingURL=` (or `//@`) comment of a script's text.
+fn source_mapping_comment(text: &str) -> Option<String> {
+    let at = text
+        .rfind("//# sourceMappingURL=")
+        .or_else(|| text.rfind("//@ sourceMappingURL="))?;
+    let url = text[at + "//# sourceMappingURL=".len()..]
+        .split(char::is_whitespace)
+        .next()?;
+    (!url.is_empty()).then(|| url.to_string())
+}
+
 fn thread_of(ev: &TraceEvent<'_>) -> ThreadKey {
     ThreadKey {
         pid: Pid(ev.pid()),
@@ -59,6 +70,9 @@ pub struct Collector {
     /// `profile_data`: consecutive chunks are nearly always of one profile, and matching
     /// the raw bytes spares building the key (an unescaped string) for each.
     last_chunk: Option<(ThreadKey, Option<Vec<u8>>, ProfileKey)>,
+    /// Scripts whose rundown event left out the map URL (`sourceMapUrlElided`), by (pid,
+    /// `scriptId`), with their URL: the `-sources` event that follows gives it.
+    elided_maps: HashMap<(Pid, String), String>,
 }
 
 impl Collector {
@@ -174,28 +188,53 @@ impl Collector {
     }
 
     /// A source-rundown event naming a script's source map. Only events whose args hold a
-    /// `"sourceMapUrl"` key are parsed: the `-sources` events carry whole script texts.
+    /// `"sourceMapUrl"` key are parsed, and the `-sources` events (whole script texts) only
+    /// for scripts whose map URL Chrome left out (`"sourceMapUrlElided": true`, which it
+    /// does for `data:` URLs): their `//# sourceMappingURL=` comment is the map URL.
     fn script(&mut self, ev: &TraceEvent<'_>) {
         let Some(raw) = ev.args else { return };
-        if memchr::memmem::find(raw, b"\"sourceMapUrl\"").is_none() {
-            return;
-        }
+        let has = |key: &[u8]| memchr::memmem::find(raw, key).is_some();
         let pid = Pid(ev.pid());
-        if let Some(rec) = self.with_data(ev, |d| {
-            let map = text(d, "sourceMapUrl").filter(|m| !m.is_empty())?;
+        let script_id = |d: &BorrowedValue<'_>| {
             let id = field(d, "scriptId")?;
-            let script_id = match id.as_str() {
+            Some(match id.as_str() {
                 Some(s) => s.to_string(),
                 None => int(id)?.to_string(),
-            };
-            Some(ScriptRecord {
-                pid,
-                script_id,
-                url: text(d, "url").unwrap_or_default(),
-                source_map_url: map,
             })
-        }) {
-            self.t.scripts.push(rec);
+        };
+        if has(b"\"sourceMapUrl\"") {
+            if let Some(rec) = self.with_data(ev, |d| {
+                Some(ScriptRecord {
+                    pid,
+                    script_id: script_id(d)?,
+                    url: text(d, "url").unwrap_or_default(),
+                    source_map_url: text(d, "sourceMapUrl").filter(|m| !m.is_empty())?,
+                })
+            }) {
+                self.t.scripts.push(rec);
+            }
+        } else if has(b"\"sourceMapUrlElided\"") {
+            if let Some((id, url)) = self.with_data(ev, |d| {
+                Some((script_id(d)?, text(d, "url").unwrap_or_default()))
+            }) {
+                self.elided_maps.insert((pid, id), url);
+            }
+        } else if !self.elided_maps.is_empty() && has(b"sourceMappingURL=") {
+            let found = self.with_data(ev, |d| {
+                let id = script_id(d)?;
+                let text = field(d, "sourceText")?.as_str()?;
+                Some((id, source_mapping_comment(text)?))
+            });
+            if let Some((id, map)) = found
+                && let Some(url) = self.elided_maps.remove(&(pid, id.clone()))
+            {
+                self.t.scripts.push(ScriptRecord {
+                    pid,
+                    script_id: id,
+                    url,
+                    source_map_url: map,
+                });
+            }
         }
     }
 
@@ -459,6 +498,7 @@ impl Collector {
         }
         self.t.cpu_profiles.extend(t.cpu_profiles);
         self.t.scripts.extend(t.scripts);
+        self.elided_maps.extend(later.elided_maps);
         self.t.first_ts = combine(self.t.first_ts, t.first_ts, Ord::min);
         self.t.last_ts = combine(self.t.last_ts, t.last_ts, Ord::max);
         self.t.events += t.events;

@@ -78,6 +78,10 @@ pub struct ScannedTrace {
     pub cpu_profiles: Vec<CpuProfileEvent>,
     /// Scripts with a source map URL, from V8's source-rundown events, in file order.
     pub scripts: Vec<ScriptRecord>,
+    /// Source maps embedded in the trace's `metadata.sourceMaps` (filled by the caller of
+    /// a whole-file scan, which holds the envelope; by the stream scan from the keys
+    /// before the events).
+    pub embedded_maps: Vec<EmbeddedMap>,
     /// Renderer pids that hosted the outermost main frame, per `TracingStartedInBrowser`,
     /// `FrameCommittedInBrowser` and `TracingStartedInPage`; empty when the trace does not say.
     pub main_frame_pids: BTreeSet<Pid>,

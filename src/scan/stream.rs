@@ -66,6 +66,10 @@ pub fn scan_blocks(
             }
         }
     };
+    // DevTools writes `metadata` (with any embedded source maps) before the events.
+    let embedded_maps = envelope::metadata_range(&buf, start, None)
+        .map(|(a, b)| envelope::embedded_maps(&buf[a..b]))
+        .unwrap_or_default();
     let mut c = Collector::default();
     let mut total = Walked {
         end: RangeEnd::Reached(start),
@@ -111,11 +115,12 @@ pub fn scan_blocks(
     }
     let tail = buf;
     let tail_base = base;
-    let t = finish_walk(c, total, (skipped + start) as u64, |offset| {
+    let mut t = finish_walk(c, total, (skipped + start) as u64, |offset| {
         let at = offset.checked_sub(tail_base)?;
         tail.get(at as usize..)
     })
     .map_err(StreamError::Scan)?;
+    t.embedded_maps = embedded_maps;
     // Read the stream to its end even after the events: gzip's integrity checks (CRC and
     // length) come last, and a corrupt file must not pass as a good one.
     let mut rest = Vec::new();
