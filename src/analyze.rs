@@ -238,6 +238,7 @@ pub fn resolve_chains(
         frames: 0,
         frames_symbolicated: 0,
     };
+    let chain_config = &enrichment.chain_config(*chain_config);
     let mut chains: Vec<(chain::TaskChain, &reader::FoundTask)> = rec
         .tasks
         .par_iter()

@@ -419,6 +419,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     let mut md = markdown_file.as_ref().map(|_| MarkdownReport::default());
     // The Markdown's top chains, grouped by chain whatever --aggregate-by says.
     let mut md_chains = md.as_ref().map(|_| Aggregator::new(AggregateBy::Chain));
+    let mut md_owners = md.as_ref().map(|_| Aggregator::new(AggregateBy::Vendor));
     let mut out = RunOutcome::default();
     {
         // Writers borrow their files until the end of this block.
@@ -461,6 +462,9 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                             a.add(r);
                         }
                         if let Some(a) = &mut md_chains {
+                            a.add(r);
+                        }
+                        if let Some(a) = &mut md_owners {
                             a.add(r);
                         }
                     }
@@ -537,6 +541,9 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         m.attributed = out.summary.attributed;
         if let Some(a) = &mut md_chains {
             m.top_chains = a.top(10);
+        }
+        if let Some(a) = &md_owners {
+            m.owners = a.owners();
         }
         f.fill(|mut w| m.write(&mut w))?;
     }

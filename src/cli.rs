@@ -135,6 +135,10 @@ pub struct Common {
     /// with a source-map original.
     #[arg(long, value_enum, value_name = "NAMES", default_value_t = ChainNames::Original, global = true)]
     pub chain_names: ChainNames,
+    /// Parties: JSON `{"first_party_domains": [...], "entities": [{"name", "company",
+    /// "category", "domains"}]}`, checked before the bundled third-party-web entities.
+    #[arg(long, value_name = "FILE", global = true)]
+    pub party_overrides: Option<PathBuf>,
     /// How recursion is collapsed before samples are grouped: `direct` merges a frame that
     /// repeats its caller's function, `all` any function met again deeper, `none` keeps the
     /// exact stacks.
@@ -237,6 +241,11 @@ impl Common {
                         .collect::<Result<_, _>>()?,
                     self.chain_names,
                 )),
+                parties: Some(std::sync::Arc::new(match &self.party_overrides {
+                    Some(p) => crate::enrich::party::Parties::from_overrides_file(p)
+                        .map_err(|e| format!("--party-overrides {e}"))?,
+                    None => crate::enrich::party::Parties::new(),
+                })),
             },
         };
         Ok((settings, jobs))

@@ -60,6 +60,9 @@ pub struct ChainConfig {
     pub collapse: CollapseRecursion,
     /// Also count the window's samples by stack ([`TaskChain::stacks`]), for `--folded`.
     pub collect_stacks: bool,
+    /// Also count the window's samples by their leaf frame's script URL
+    /// ([`TaskChain::leaf_urls`]), for the parties' sample shares.
+    pub collect_leaf_urls: bool,
     /// Fewer samples than this in the window make a task low confidence whatever its
     /// ratio (3: field sampling is coarse, and two samples say little).
     pub min_samples: usize,
@@ -77,6 +80,7 @@ impl Default for ChainConfig {
             method: Method::LargestStack,
             collapse: CollapseRecursion::Direct,
             collect_stacks: false,
+            collect_leaf_urls: false,
             min_samples: 3,
             gap: PROFILE_GAP,
         }
@@ -240,6 +244,10 @@ pub struct TaskChain {
     /// folded path (frames root → leaf joined by `;`, see [`ChainFrame::text`]), with its
     /// sample count and time.
     pub stacks: Vec<(String, u32, TimeDelta)>,
+    /// With [`ChainConfig::collect_leaf_urls`]: the window's samples by the script URL of
+    /// their leaf frame (`""` for frames without one: `(program)`, natives, VM states),
+    /// with the sample count, most samples first (ties: by URL).
+    pub leaf_urls: Vec<(String, u32)>,
 }
 
 /// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`] (the
@@ -266,6 +274,7 @@ pub fn resolve(
         unknown_samples: 0,
         unreadable_chunks: 0,
         stacks: Vec::new(),
+        leaf_urls: Vec::new(),
     };
     out.flags.set(Flags::INCOMPLETE, task.incomplete);
     if !profiles.covers(task.thread) {
@@ -294,6 +303,9 @@ pub fn resolve(
 
     if cfg.collect_stacks {
         out.stacks = folded_stacks(&w);
+    }
+    if cfg.collect_leaf_urls {
+        out.leaf_urls = leaf_urls(&w);
     }
     // With recursion in the window, its samples are grouped by collapsed stacks.
     let collapsed = recursion::Collapsed::of_window(&w, cfg.collapse);
@@ -433,6 +445,27 @@ fn folded_stacks(w: &window::Weighted<'_>) -> Vec<(String, u32, TimeDelta)> {
             (path, n, t)
         })
         .collect()
+}
+
+/// The window's samples by their leaf frame's URL (see [`TaskChain::leaf_urls`]).
+fn leaf_urls(w: &window::Weighted<'_>) -> Vec<(String, u32)> {
+    let mut frames: Vec<u32> = (0..w.len())
+        .map(|k| w.profile.stacks.frame(w.stack(k)).index() as u32)
+        .collect();
+    frames.sort_unstable();
+    let mut by_url: crate::vocab::FastMap<&str, u32> = Default::default();
+    for run in frames.chunk_by(|a, b| a == b) {
+        let url = w
+            .profile
+            .frames
+            .get(FrameIndex::new(run[0] as usize))
+            .url
+            .as_str();
+        *by_url.entry(url).or_default() += run.len() as u32;
+    }
+    let mut v: Vec<(String, u32)> = by_url.into_iter().map(|(u, n)| (u.to_owned(), n)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
 }
 
 impl ChainFrame {

@@ -7,6 +7,7 @@
 //! not the original source's. Every field a stage adds is optional: `None` when unknown or
 //! when the stage is off, so readers of the notes never depend on a stage having run.
 
+pub mod party;
 pub mod symbolicate;
 
 use std::sync::Arc;
@@ -51,16 +52,40 @@ impl FileContext {
 
 /// The enrichment settings of a run, resolved before any file is read (cheap to clone:
 /// loaded data is shared).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Enrichment {
     /// Source maps (`--source-maps`, `--chain-names`) and the maps decoded this run, shared
     /// by the batch's files. Maps embedded in a trace are used without options.
     pub symbolicator: Arc<symbolicate::Symbolicator>,
+    /// Parties (on by default: the dataset is bundled; `--party-overrides`); `None`
+    /// leaves them out.
+    pub parties: Option<Arc<party::Parties>>,
+}
+
+impl Default for Enrichment {
+    fn default() -> Self {
+        Enrichment {
+            symbolicator: Default::default(),
+            parties: Some(Arc::new(party::Parties::new())),
+        }
+    }
+}
+
+impl Enrichment {
+    /// What chain resolution must collect for these stages (the parties' sample shares
+    /// need the window's leaf URLs).
+    pub fn chain_config(&self, mut c: crate::chain::ChainConfig) -> crate::chain::ChainConfig {
+        c.collect_leaf_urls |= self.parties.is_some();
+        c
+    }
 }
 
 /// What enrichment adds to one frame of a chain; each field `None` when unknown.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FrameNotes {}
+pub struct FrameNotes {
+    /// Who owns the frame's script (`None`: no script URL, no host in it, or parties off).
+    pub party: Option<party::FrameParty>,
+}
 
 /// What enrichment adds to one long task.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -69,18 +94,32 @@ pub struct TaskNotes {
     pub page_url: Option<String>,
     /// One entry per frame of the chain, root → leaf (empty when no stage ran).
     pub frames: Vec<FrameNotes>,
+    /// Who owns the task (`None` when parties are off).
+    pub parties: Option<party::TaskParties>,
+}
+
+impl TaskNotes {
+    /// The notes of frame `i` of the chain (`None` when none were made).
+    pub fn frame(&self, i: usize) -> Option<&FrameNotes> {
+        self.frames.get(i)
+    }
 }
 
 /// One file's enrichment: the run's settings with the file's context.
 pub struct FileEnricher<'a> {
     settings: &'a Enrichment,
     context: &'a FileContext,
+    parties: Option<party::FileParties<'a>>,
 }
 
 impl<'a> FileEnricher<'a> {
     /// Enrichment of the file whose reading gave `context`.
     pub fn new(settings: &'a Enrichment, context: &'a FileContext) -> Self {
-        FileEnricher { settings, context }
+        FileEnricher {
+            settings,
+            context,
+            parties: settings.parties.as_deref().map(party::FileParties::new),
+        }
     }
 
     /// The first stage, symbolication, for this file's tasks: it rewrites their frames
@@ -91,15 +130,69 @@ impl<'a> FileEnricher<'a> {
             .file(&self.context.scripts, &self.context.embedded_maps)
     }
 
-    /// The notes of one resolved task.
+    /// The notes of one resolved task, after [`FileEnricher::symbolication`]: parties, by
+    /// the generated script's URL (the host that served it).
     pub fn task(&self, chain: &TaskChain) -> TaskNotes {
-        TaskNotes {
-            page_url: self
-                .context
-                .page_at(chain.task.thread.pid, chain.task.ts)
-                .map(str::to_owned),
+        let page_url = self
+            .context
+            .page_at(chain.task.thread.pid, chain.task.ts)
+            .map(str::to_owned);
+        let mut notes = TaskNotes {
+            page_url,
             frames: Vec::new(),
+            parties: None,
+        };
+        if let Some(fp) = &self.parties {
+            notes
+                .frames
+                .resize(chain.chain.len(), FrameNotes::default());
+            notes.parties = Some(task_parties(
+                fp,
+                chain,
+                &mut notes.frames,
+                notes.page_url.as_deref(),
+            ));
         }
+        notes
+    }
+}
+
+/// Each frame's party (into `frames`) and the task's: leaf, entry and sample shares.
+fn task_parties(
+    fp: &party::FileParties<'_>,
+    chain: &TaskChain,
+    frames: &mut [FrameNotes],
+    page_url: Option<&str>,
+) -> party::TaskParties {
+    let site = page_url.and_then(|u| fp.site_of(u));
+    let site = site.as_deref();
+    for (f, n) in chain.chain.iter().zip(frames.iter_mut()) {
+        n.party = fp.of_url(&f.url, site);
+    }
+    let mut shares: Vec<party::Share> = Vec::new();
+    for (url, n) in &chain.leaf_urls {
+        let p = fp.of_url(url, site);
+        let group = p
+            .as_ref()
+            .map_or_else(|| party::NO_SCRIPT_URL.to_owned(), |p| p.group());
+        match shares.iter_mut().find(|s| s.group == group) {
+            Some(s) => s.samples += n,
+            None => shares.push(party::Share {
+                group,
+                vendor: p.and_then(|p| p.vendor),
+                samples: *n,
+            }),
+        }
+    }
+    shares.sort_by(|a, b| {
+        b.samples
+            .cmp(&a.samples)
+            .then_with(|| a.group.cmp(&b.group))
+    });
+    party::TaskParties {
+        task: frames.last().and_then(|n| n.party.clone()),
+        entry: frames.iter().find_map(|n| n.party.clone()),
+        shares,
     }
 }
 

@@ -87,7 +87,12 @@ pub struct Symbolicator {
     /// Which names chain texts show.
     pub chain_names: ChainNames,
     cache: MapCache,
+    /// A local script's `sourceMappingURL` comment, by (path, size, modification time):
+    /// read once per run, not once per trace.
+    comments: std::sync::Mutex<HashMap<ScriptFileKey, Option<String>>>,
 }
+
+type ScriptFileKey = (PathBuf, u64, Option<std::time::SystemTime>);
 
 impl Symbolicator {
     /// A symbolicator over `sources` (in the order given: first match wins).
@@ -103,6 +108,22 @@ impl Symbolicator {
             }
         }
         s
+    }
+
+    /// The `sourceMappingURL` comment of the local script at `path` (none when it cannot
+    /// be read or is over [`MAX_SOURCE_BYTES`]).
+    fn script_comment(&self, path: &Path) -> Option<String> {
+        let meta = std::fs::metadata(path).ok()?;
+        let key = (path.to_path_buf(), meta.len(), meta.modified().ok());
+        let mut comments = self.comments.lock().unwrap_or_else(|e| e.into_inner());
+        comments
+            .entry(key)
+            .or_insert_with(|| {
+                read_bounded(path, MAX_SOURCE_BYTES)
+                    .ok()
+                    .and_then(|b| source_mapping_url(&b))
+            })
+            .clone()
     }
 
     /// Maps decoded so far this run (each distinct map file or inline map counts once,
@@ -197,6 +218,11 @@ struct FileMaps<'s> {
     sym: &'s Symbolicator,
     scripts: HashMap<(i64, &'s str), &'s ScriptRecord>,
     by_url: HashMap<&'s str, &'s ScriptRecord>,
+    /// (pid, url) → the first script of that URL in the process (folded stacks keep no
+    /// script ids).
+    by_pid_url: HashMap<(i64, &'s str), &'s ScriptRecord>,
+    /// Folded frame texts already rewritten, by (pid, text).
+    folded: HashMap<(i64, String), String>,
     embedded: HashMap<&'s str, &'s EmbeddedMap>,
     /// (pid, scriptId, url) → its map.
     found: HashMap<(i64, String, String), Option<Arc<LoadedMap>>>,
@@ -212,16 +238,20 @@ impl<'s> FileMaps<'s> {
     ) -> Self {
         let mut scripts = HashMap::new();
         let mut by_url = HashMap::new();
+        let mut by_pid_url = HashMap::new();
         for s in records {
             scripts.entry((s.pid.0, s.script_id.as_str())).or_insert(s);
             if !s.url.is_empty() {
                 by_url.entry(s.url.as_str()).or_insert(s);
+                by_pid_url.entry((s.pid.0, s.url.as_str())).or_insert(s);
             }
         }
         FileMaps {
             sym,
             scripts,
             by_url,
+            by_pid_url,
+            folded: HashMap::new(),
             embedded: embedded.iter().map(|e| (e.url.as_str(), e)).collect(),
             found: HashMap::new(),
             warned: BTreeSet::new(),
@@ -255,6 +285,16 @@ impl<'s> FileMaps<'s> {
 
     /// A folded-stack frame (`function (url:line:column)`) with its original.
     fn folded_frame(&mut self, pid: i64, text: &str) -> String {
+        let key = (pid, text.to_string());
+        if let Some(done) = self.folded.get(&key) {
+            return done.clone();
+        }
+        let done = self.rewrite_folded_frame(pid, text);
+        self.folded.insert(key, done.clone());
+        done
+    }
+
+    fn rewrite_folded_frame(&mut self, pid: i64, text: &str) -> String {
         // A frame merged by --collapse-recursion ends in ` ×N`.
         let (text_only, depth) = match text.rsplit_once(" ×") {
             Some((t, n)) if n.parse::<u32>().is_ok() => (t, n.parse().unwrap_or(1)),
@@ -275,9 +315,8 @@ impl<'s> FileMaps<'s> {
         };
         // Folded stacks keep no script ids: the trace's script of that URL in the process.
         let script_id = self
-            .scripts
-            .values()
-            .find(|s| s.pid.0 == pid && s.url == url)
+            .by_pid_url
+            .get(&(pid, url))
             .map_or(String::new(), |s| s.script_id.clone());
         match self.original(pid, &script_id, url, Some(line), Some(column)) {
             Some(o) => {
@@ -342,26 +381,21 @@ impl<'s> FileMaps<'s> {
             let map_url = match map_url {
                 Some(m) => Some(m.to_string()),
                 None => match path_inside(dir, rest) {
-                    Ok(script) => {
-                        match read_bounded(&script, MAX_SOURCE_BYTES)
-                            .ok()
-                            .and_then(|b| source_mapping_url(&b))
-                        {
-                            Some(c) => Some(c),
-                            None => {
-                                let beside = PathBuf::from(format!("{}.map", script.display()));
-                                if !beside.is_file() {
-                                    return Ok(None);
-                                }
-                                let path = path_inside(dir, &format!("{rest}.map"))
-                                    .map_err(|e| (format!("for {url}"), e))?;
-                                return cache
-                                    .file(&path, dir)
-                                    .map(Some)
-                                    .map_err(|w| (path.display().to_string(), w));
+                    Ok(script) => match self.sym.script_comment(&script) {
+                        Some(c) => Some(c),
+                        None => {
+                            let beside = PathBuf::from(format!("{}.map", script.display()));
+                            if !beside.is_file() {
+                                return Ok(None);
                             }
+                            let path = path_inside(dir, &format!("{rest}.map"))
+                                .map_err(|e| (format!("for {url}"), e))?;
+                            return cache
+                                .file(&path, dir)
+                                .map(Some)
+                                .map_err(|w| (path.display().to_string(), w));
                         }
-                    }
+                    },
                     Err(_) => None,
                 },
             };

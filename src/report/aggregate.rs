@@ -1,10 +1,12 @@
-//! `--aggregate`: one row per distinct call chain (or leaf script URL) over every task and
-//! file — which chains cost the most long-task time in total.
+//! `--aggregate`: one row per distinct call chain (or leaf script URL, leaf function, or
+//! owner of the leaf frame) over every task and file — which chains cost the most
+//! long-task time in total, and whose code they are.
 
 use std::collections::HashMap;
 use std::io::Write;
 
 use super::{ReportRow, chain_text, millis_text};
+use crate::enrich::party::NO_SCRIPT_URL;
 use crate::time::TimeDelta;
 
 /// What rows are grouped by.
@@ -15,6 +17,23 @@ pub enum AggregateBy {
     Chain,
     /// The leaf frame's script URL.
     Url,
+    /// Who owns the leaf frame: `first-party`, `vendor:<name>`, `third-party:unknown`,
+    /// `(no script url)` (see [`crate::enrich::party`]).
+    Vendor,
+    /// The leaf function with its script URL without query or fragment (`name (url)`), so
+    /// one function's tasks meet whatever line, column or cache-busting query they had;
+    /// with a source map, the original function and source (`name (source)`).
+    Function,
+}
+
+/// A long task's blocking time: `dur − 50 ms` (Lighthouse's), zero for shorter tasks.
+pub fn blocking_time(dur: TimeDelta) -> TimeDelta {
+    TimeDelta::from_nanos((dur.as_nanos() - 50_000_000).max(0))
+}
+
+/// `url` without its query and fragment.
+fn without_query(url: &str) -> &str {
+    &url[..url.find(['?', '#']).unwrap_or(url.len())]
 }
 
 #[derive(Debug, Default)]
@@ -28,6 +47,23 @@ struct Group {
     chains: std::collections::HashSet<String>,
     stack: Vec<TimeDelta>,
     task_time: TimeDelta,
+    blocking_time: TimeDelta,
+    /// The vendor's company and category (`--aggregate-by vendor`).
+    company: String,
+    category: String,
+}
+
+/// One owner's line of the "who owns the blocking time" table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OwnerLine {
+    /// `first-party`, `vendor:<name>`, `third-party:unknown`, `(no script url)`, …
+    pub owner: String,
+    /// Long tasks whose leaf frame it owns.
+    pub long_tasks: u64,
+    /// Their blocking time ([`blocking_time`]).
+    pub blocking_time: TimeDelta,
+    /// Its share of all long tasks' window samples (by each sample's leaf frame), in [0, 1].
+    pub sample_share: f64,
 }
 
 /// Collects rows (in report order) and writes the groups.
@@ -35,6 +71,8 @@ struct Group {
 pub struct Aggregator {
     by: AggregateBy,
     groups: HashMap<String, Group>,
+    /// Window samples by owner group over every task (`--aggregate-by vendor`).
+    samples: HashMap<String, u64>,
 }
 
 /// Nearest-rank percentile of sorted values (`p` in 0–100).
@@ -52,6 +90,7 @@ impl Aggregator {
         Aggregator {
             by,
             groups: HashMap::new(),
+            samples: HashMap::new(),
         }
     }
 
@@ -59,10 +98,36 @@ impl Aggregator {
     pub fn add(&mut self, r: &ReportRow) {
         let Some(leaf) = r.leaf() else { return };
         let chain = chain_text(&r.chain);
+        let parties = r.notes.parties.as_ref();
+        let owner = parties.and_then(|p| p.task.as_ref());
         let key = match self.by {
             AggregateBy::Chain => chain.clone(),
             AggregateBy::Url => leaf.url.clone(),
+            AggregateBy::Vendor => owner.map_or_else(|| NO_SCRIPT_URL.to_owned(), |p| p.group()),
+            AggregateBy::Function => match leaf.original.as_deref() {
+                // With a source map: the original function and source.
+                Some(o) if o.in_chain_text => format!(
+                    "{} ({})",
+                    o.function.as_deref().unwrap_or(&leaf.function),
+                    o.source
+                ),
+                _ => match without_query(&leaf.url) {
+                    "" => leaf.function.clone(),
+                    url => format!("{} ({url})", leaf.function),
+                },
+            },
         };
+        if self.by == AggregateBy::Vendor {
+            // Every group with samples gets a row, even one that leads no task.
+            for x in parties.map_or(&[][..], |p| &p.shares[..]) {
+                *self.samples.entry(x.group.clone()).or_default() += u64::from(x.samples);
+                let g = self.groups.entry(x.group.clone()).or_default();
+                if let Some(e) = &x.vendor {
+                    g.company.clone_from(&e.company);
+                    g.category.clone_from(&e.category);
+                }
+            }
+        }
         let g = self.groups.entry(key).or_default();
         if g.tasks == 0 {
             g.leaf_function = leaf.shown_function().to_string();
@@ -74,11 +139,39 @@ impl Aggregator {
             g.files += 1;
             g.last_file = Some(r.file.clone());
         }
-        if self.by == AggregateBy::Url {
+        if matches!(self.by, AggregateBy::Url | AggregateBy::Function) {
             g.chains.insert(chain);
         }
         g.stack.push(r.stack_time);
         g.task_time = g.task_time + r.task_dur;
+        g.blocking_time = g.blocking_time + blocking_time(r.task_dur);
+    }
+
+    /// The owners of the leaf frames (grouped `--aggregate-by vendor`), most blocking time
+    /// first (ties: most samples, then by name), with every owner that only has samples.
+    pub fn owners(&self) -> Vec<OwnerLine> {
+        let total: u64 = self.samples.values().sum();
+        let share = |g: &str| match total {
+            0 => 0.0,
+            t => self.samples.get(g).copied().unwrap_or(0) as f64 / t as f64,
+        };
+        let mut v: Vec<OwnerLine> = self
+            .groups
+            .iter()
+            .map(|(k, g)| OwnerLine {
+                owner: k.clone(),
+                long_tasks: g.tasks,
+                blocking_time: g.blocking_time,
+                sample_share: share(k),
+            })
+            .collect();
+        v.sort_by(|a, b| {
+            b.blocking_time
+                .cmp(&a.blocking_time)
+                .then(b.sample_share.total_cmp(&a.sample_share))
+                .then_with(|| a.owner.cmp(&b.owner))
+        });
+        v
     }
 
     /// The groups, most total stack time first (ties: by key).
@@ -139,7 +232,34 @@ impl Aggregator {
                 "stack_ms_p95",
                 "task_ms_total",
             ],
+            AggregateBy::Vendor => &[
+                "owner",
+                "company",
+                "category",
+                "long_tasks",
+                "ok_tasks",
+                "files",
+                "stack_ms_total",
+                "stack_ms_p50",
+                "stack_ms_p95",
+                "task_ms_total",
+                "blocking_ms_total",
+                "sample_share",
+            ],
+            AggregateBy::Function => &[
+                "function",
+                "chains",
+                "long_tasks",
+                "ok_tasks",
+                "files",
+                "stack_ms_total",
+                "stack_ms_p50",
+                "stack_ms_p95",
+                "task_ms_total",
+            ],
         };
+        let total_samples: u64 = self.samples.values().sum();
+        let samples = self.samples.clone();
         w.write_record(head).map_err(std::io::Error::other)?;
         for (key, g) in self.sorted() {
             let total: TimeDelta = g.stack.iter().copied().sum();
@@ -156,9 +276,20 @@ impl Aggregator {
                 AggregateBy::Chain => {
                     vec![key.clone(), g.leaf_function.clone(), g.leaf_url.clone()]
                 }
-                AggregateBy::Url => vec![key.clone(), g.chains.len().to_string()],
+                AggregateBy::Url | AggregateBy::Function => {
+                    vec![key.clone(), g.chains.len().to_string()]
+                }
+                AggregateBy::Vendor => vec![key.clone(), g.company.clone(), g.category.clone()],
             };
             rec.extend(tail);
+            if by == AggregateBy::Vendor {
+                rec.push(millis_text(g.blocking_time));
+                let n = samples.get(key.as_str()).copied().unwrap_or(0);
+                rec.push(match total_samples {
+                    0 => String::new(),
+                    t => format!("{:.3}", n as f64 / t as f64),
+                });
+            }
             w.write_record(&rec).map_err(std::io::Error::other)?;
         }
         w.flush()

@@ -77,6 +77,17 @@ impl<W: Write> CsvWriter<W> {
         w.write_field(original.map_or("", |o| o.source.as_str()))?;
         put(w, &opt(original.map(|o| o.line)))?;
         put(w, &opt(original.map(|o| o.column)))?;
+        let parties = r.notes.parties.as_ref();
+        for p in [
+            parties.and_then(|p| p.task.as_ref()),
+            parties.and_then(|p| p.entry.as_ref()),
+        ] {
+            w.write_field(p.and_then(|p| p.party).map_or("", |p| p.as_str()))?;
+            w.write_field(
+                p.and_then(|p| p.vendor.as_deref())
+                    .map_or("", |e| e.name.as_str()),
+            )?;
+        }
         w.write_record(None::<&[u8]>)
     }
 

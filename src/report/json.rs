@@ -2,7 +2,10 @@
 //! root → leaf, each `{"function", "url", "line", "column"}` (1-based; null when unknown)
 //! and its source-map original `original_function`, `original_source`, `original_line`,
 //! `original_column` (1-based; null when no map covers the frame), with
-//! `"original_ignore_listed": true` for a source in the map's ignore list.
+//! `"original_ignore_listed": true` for a source in the map's ignore list, and who owns
+//! it: `party`, `vendor`, `etld1` (null when unknown). A task's `party_shares`: the
+//! window's samples by the group of their leaf frame, shares in [0, 1] (3 decimals),
+//! largest first.
 
 use std::io::Write;
 
@@ -10,6 +13,8 @@ use serde::Serialize;
 
 use super::{FileError, ReportRow, confidence_number, millis_number};
 use crate::chain::ChainFrame;
+use crate::enrich::FrameNotes;
+use crate::enrich::party::FrameParty;
 
 #[derive(Serialize)]
 struct Frame<'a> {
@@ -23,14 +28,18 @@ struct Frame<'a> {
     original_column: Option<u32>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     original_ignore_listed: bool,
+    party: Option<&'static str>,
+    vendor: Option<&'a str>,
+    etld1: Option<&'a str>,
     /// Calls merged by `--collapse-recursion`; written only when over 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     recursion_depth: Option<u32>,
 }
 
-impl<'a> From<&'a ChainFrame> for Frame<'a> {
-    fn from(f: &'a ChainFrame) -> Self {
+impl<'a> Frame<'a> {
+    fn new(f: &'a ChainFrame, notes: Option<&'a FrameNotes>) -> Self {
         let o = f.original.as_deref();
+        let p = notes.and_then(|n| n.party.as_ref());
         Frame {
             function: &f.function,
             url: (!f.url.is_empty()).then_some(f.url.as_str()),
@@ -41,8 +50,37 @@ impl<'a> From<&'a ChainFrame> for Frame<'a> {
             original_line: o.map(|o| o.line),
             original_column: o.map(|o| o.column),
             original_ignore_listed: o.is_some_and(|o| o.ignore_listed),
+            party: party_text(p),
+            vendor: vendor_text(p),
+            etld1: p.map(|p| p.etld1.as_str()),
             recursion_depth: (f.recursion_depth > 1).then_some(f.recursion_depth),
         }
+    }
+}
+
+/// `first-party` / `third-party`, or null.
+fn party_text(p: Option<&FrameParty>) -> Option<&'static str> {
+    p.and_then(|p| p.party).map(|p| p.as_str())
+}
+
+/// The vendor's entity name, or null.
+fn vendor_text(p: Option<&FrameParty>) -> Option<&str> {
+    p.and_then(|p| p.vendor.as_deref()).map(|e| e.name.as_str())
+}
+
+/// `party_shares`: group → share of the window's samples, in the order given.
+struct Shares<'a>(&'a [crate::enrich::party::Share]);
+
+impl Serialize for Shares<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let total: u64 = self.0.iter().map(|x| u64::from(x.samples)).sum();
+        let mut m = s.serialize_map(Some(self.0.len()))?;
+        for x in self.0 {
+            let share = (f64::from(x.samples) / total as f64 * 1000.0).round() / 1000.0;
+            m.serialize_entry(&x.group, &share)?;
+        }
+        m.end()
     }
 }
 
@@ -75,10 +113,18 @@ struct Task<'a> {
     leaf_original_source: Option<&'a str>,
     leaf_original_line: Option<u32>,
     leaf_original_column: Option<u32>,
+    task_party: Option<&'static str>,
+    task_vendor: Option<&'a str>,
+    entry_party: Option<&'static str>,
+    entry_vendor: Option<&'a str>,
+    party_shares: Option<Shares<'a>>,
 }
 
 fn task(r: &ReportRow) -> Task<'_> {
-    let leaf = r.leaf().map(Frame::from);
+    let leaf = r.leaf().map(|f| Frame::new(f, None));
+    let parties = r.notes.parties.as_ref();
+    let task_party = parties.and_then(|p| p.task.as_ref());
+    let entry_party = parties.and_then(|p| p.entry.as_ref());
     let ns = r.task_ts.as_nanos();
     let task_ts_us = if ns % 1000 == 0 {
         serde_json::Number::from(ns / 1000)
@@ -104,7 +150,12 @@ fn task(r: &ReportRow) -> Task<'_> {
         leaf_line: leaf.as_ref().and_then(|f| f.line),
         leaf_column: leaf.as_ref().and_then(|f| f.column),
         chain_depth: r.chain.len(),
-        chain: r.chain.iter().map(Frame::from).collect(),
+        chain: r
+            .chain
+            .iter()
+            .enumerate()
+            .map(|(i, f)| Frame::new(f, r.notes.frame(i)))
+            .collect(),
         task_source: r.task_source.as_str(),
         loaf_invoker: r.loaf.as_ref().map(|l| l.invoker.as_str()),
         loaf_source_url: r.loaf.as_ref().map(|l| l.source_url.as_str()),
@@ -113,6 +164,13 @@ fn task(r: &ReportRow) -> Task<'_> {
         leaf_original_source: leaf.as_ref().and_then(|f| f.original_source),
         leaf_original_line: leaf.as_ref().and_then(|f| f.original_line),
         leaf_original_column: leaf.as_ref().and_then(|f| f.original_column),
+        task_party: party_text(task_party),
+        task_vendor: vendor_text(task_party),
+        entry_party: party_text(entry_party),
+        entry_vendor: vendor_text(entry_party),
+        party_shares: parties
+            .filter(|p| !p.shares.is_empty())
+            .map(|p| Shares(&p.shares)),
     }
 }
 

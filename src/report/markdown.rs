@@ -1,6 +1,6 @@
 //! `--markdown`: a short report of a batch for `$GITHUB_STEP_SUMMARY` or a pull-request
-//! comment: totals, the files with the most blocking time, the top chains, budget breaches
-//! and failed files.
+//! comment: totals, the files with the most blocking time, who owns the blocking time, the
+//! top chains, budget breaches and failed files.
 
 use std::io::Write;
 
@@ -34,6 +34,8 @@ pub struct MarkdownReport {
     pub lines: Vec<FileLine>,
     /// Top chains: (chain, leaf, total stack time, tasks).
     pub top_chains: Vec<(String, String, TimeDelta, u64)>,
+    /// Owners of the long tasks' leaf frames, most blocking time first.
+    pub owners: Vec<super::aggregate::OwnerLine>,
     /// Budget breaches, as sentences.
     pub breaches: Vec<String>,
     /// Failed files, as sentences.
@@ -76,6 +78,41 @@ impl MarkdownReport {
                     l.long_tasks,
                     millis_text(l.blocking_time),
                     millis_text(l.max_task)
+                )?;
+            }
+            writeln!(out)?;
+        }
+        if self.owners.iter().any(|o| o.long_tasks > 0) {
+            let total: TimeDelta = self.owners.iter().map(|o| o.blocking_time).sum();
+            writeln!(
+                out,
+                "### Who owns the blocking time
+"
+            )?;
+            writeln!(
+                out,
+                "By the owner of each long task's leaf frame; blocking time is each task's \
+                 duration − 50 ms. Samples: the share of all long tasks' samples whose leaf \
+                 frame it owns.\n"
+            )?;
+            writeln!(
+                out,
+                "| owner | long tasks | blocking ms | share | samples |"
+            )?;
+            writeln!(out, "|---|---:|---:|---:|---:|")?;
+            for o in self.owners.iter().take(15) {
+                let share = match total.as_nanos() {
+                    0 => 0.0,
+                    t => o.blocking_time.as_nanos() as f64 / t as f64,
+                };
+                writeln!(
+                    out,
+                    "| {} | {} | {} | {:.1}% | {:.1}% |",
+                    cell(&o.owner),
+                    o.long_tasks,
+                    millis_text(o.blocking_time),
+                    share * 100.0,
+                    o.sample_share * 100.0
                 )?;
             }
             writeln!(out)?;

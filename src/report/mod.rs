@@ -31,8 +31,9 @@ pub enum Format {
 }
 
 /// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
-/// (issue 5), empty for traces, then the leaf's source-map original (empty without one).
-pub const COLUMNS: [&str; 27] = [
+/// (issue 5), empty for traces, then the leaf's source-map original (empty without one),
+/// then who owns the leaf and the entry frame (issue 16, empty when unknown).
+pub const COLUMNS: [&str; 31] = [
     "file",
     "pid",
     "tid",
@@ -60,6 +61,10 @@ pub const COLUMNS: [&str; 27] = [
     "leaf_original_source",
     "leaf_original_line",
     "leaf_original_column",
+    "leaf_party",
+    "leaf_vendor",
+    "entry_party",
+    "entry_vendor",
 ];
 
 /// One long task as reported.
