@@ -208,6 +208,13 @@ impl<'a> Visit<'a> for Collect<'_> {
         walk::walk_assignment_pattern(self, it);
     }
 
+    fn visit_formal_parameter(&mut self, it: &FormalParameter<'a>) {
+        if let (Some(init), Some(id)) = (&it.initializer, it.pattern.get_binding_identifier()) {
+            self.hint(init, Some(id.name.to_string()), id.span.start);
+        }
+        walk::walk_formal_parameter(self, it);
+    }
+
     fn visit_object_property(&mut self, it: &ObjectProperty<'a>) {
         let prefix = match it.kind {
             PropertyKind::Get => "get ",
@@ -297,6 +304,17 @@ mod tests {
         // Top-level code is in no function.
         assert_eq!(name_at(src, "setTimeout"), None);
         assert_eq!(name_at(src, "class AuditLog"), None);
+    }
+
+    #[test]
+    fn default_exports_class_fields_and_defaults_are_named() {
+        let src = "export default function () { return 1; }\n\
+                   class A { handle = () => { return 2; }; static #hidden() { return 3; } }\n\
+                   function f(cb = () => 4) {}\n";
+        assert_eq!(name_at(src, "return 1").as_deref(), Some("default"));
+        assert_eq!(name_at(src, "return 2").as_deref(), Some("handle"));
+        assert_eq!(name_at(src, "return 3").as_deref(), Some("#hidden"));
+        assert_eq!(name_at(src, "() => 4").as_deref(), Some("cb"));
     }
 
     #[test]
