@@ -40,6 +40,10 @@ pub struct Config {
     pub files_from: Option<PathBuf>,
     /// `--shard I/N` (1-based I).
     pub shard: Option<(usize, usize)>,
+    /// `--follow-links`: folder and glob searches follow symbolic links out of the folder.
+    pub follow_links: bool,
+    /// `--create-dirs`: create an output's missing folders.
+    pub create_dirs: bool,
     /// `--tasks`: the file the task entries were read from (never to be overwritten).
     pub tasks_file: Option<PathBuf>,
     /// Output file; `None` or `-` for standard output.
@@ -86,6 +90,9 @@ pub enum FileOutcome {
     Failed(FileError),
     /// Found by a folder search but some other kind of JSON: left out, with the reason.
     Skipped(FileError),
+    /// Not read on purpose ([`Error::LeftOut`]: a second name of a file read already, a
+    /// link out of the folder searched): a note, not counted as a file.
+    LeftOut(FileError),
 }
 
 /// Counts for the one-line summary on stderr.
@@ -97,6 +104,8 @@ pub struct BatchSummary {
     pub failed: usize,
     /// Inputs skipped (found by folder search, not traces).
     pub skipped: usize,
+    /// Names left out ([`FileOutcome::LeftOut`]).
+    pub left_out: usize,
     /// Long tasks found.
     pub long_tasks: usize,
     /// Rows with status `ok`.
@@ -120,6 +129,9 @@ impl BatchSummary {
         );
         if self.skipped > 0 {
             s += &format!(", {} skipped (not traces)", self.skipped);
+        }
+        if self.left_out > 0 {
+            s += &format!(", {} left out (see the notes)", self.left_out);
         }
         if self.breaches > 0 {
             s += &format!(
@@ -245,6 +257,10 @@ pub fn for_each_outcome(
                     }
                     let mut later = DeferredDrop::default();
                     let out = match &inputs[i] {
+                        Err(e @ Error::LeftOut { .. }) => FileOutcome::LeftOut(FileError {
+                            file: e.path().display().to_string(),
+                            error: e.to_string(),
+                        }),
                         Err(e) => FileOutcome::Failed(FileError {
                             file: e.path().display().to_string(),
                             error: e.to_string(),
@@ -349,6 +365,7 @@ fn messages(o: &FileOutcome, quiet: bool) -> Vec<String> {
     match o {
         FileOutcome::Failed(e) => lines.push(format!("taskchain: error: {}", e.error)),
         FileOutcome::Skipped(e) if !quiet => lines.push(format!("taskchain: skipped: {}", e.error)),
+        FileOutcome::LeftOut(e) if !quiet => lines.push(format!("taskchain: note: {}", e.error)),
         FileOutcome::Done(rep) => {
             if let Some(b) = &rep.broken {
                 lines.push(format!("taskchain: error: {}: {b}", rep.file));
@@ -380,7 +397,12 @@ pub struct RunOutcome {
 /// each file's rows to the report as files finish, and writes the extra outputs at the end.
 pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     let o = &cfg.outputs;
-    let inputs = input::paths::inputs(&cfg.paths, cfg.files_from.as_deref(), cfg.shard)?;
+    let inputs = input::paths::inputs(
+        &cfg.paths,
+        cfg.files_from.as_deref(),
+        cfg.shard,
+        cfg.follow_links,
+    )?;
     // The list of files and the task entries are inputs too.
     let mut read: Vec<std::result::Result<InputPath, Error>> =
         inputs.iter().flatten().cloned().map(Ok).collect();
@@ -401,8 +423,12 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         ],
         &read,
     )?;
-    let mut report_file = OutFile::open(cfg.output.as_deref())?;
-    let open = |p: &Option<PathBuf>| p.as_deref().map(|p| OutFile::open(Some(p))).transpose();
+    let mut report_file = OutFile::open(cfg.output.as_deref(), cfg.create_dirs)?;
+    let open = |p: &Option<PathBuf>| {
+        p.as_deref()
+            .map(|p| OutFile::open(Some(p), cfg.create_dirs))
+            .transpose()
+    };
     let (mut summary_file, aggregate_file, folded_file, flame_file, markdown_file) = (
         open(&o.summary)?,
         open(&o.aggregate)?,
@@ -431,7 +457,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
 
         for_each_outcome(&inputs, &cfg.analysis, cfg.jobs, cfg.quiet, |outcome| {
             let s = &mut out.summary;
-            s.files += 1;
+            s.files += usize::from(!matches!(outcome, FileOutcome::LeftOut(_)));
             match outcome {
                 FileOutcome::Done(rep) => {
                     if let Some(b) = &rep.broken {
@@ -506,6 +532,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                         w.failed(&e.file, "skipped", e.reason())?;
                     }
                 }
+                FileOutcome::LeftOut(_) => s.left_out += 1,
             }
             Ok(())
         })?;
@@ -557,10 +584,10 @@ pub fn analyze_all(
     jobs: usize,
     quiet: bool,
 ) -> anyhow::Result<BatchResult> {
-    let inputs = input::paths::inputs(paths, None, None)?;
+    let inputs = input::paths::inputs(paths, None, None, false)?;
     let mut res = BatchResult::default();
     for_each_outcome(&inputs, settings, jobs, quiet, |o| {
-        res.summary.files += 1;
+        res.summary.files += usize::from(!matches!(o, FileOutcome::LeftOut(_)));
         match o {
             FileOutcome::Done(rep) => {
                 if let Some(b) = &rep.broken {
@@ -584,6 +611,7 @@ pub fn analyze_all(
                 res.errors.push(e);
             }
             FileOutcome::Skipped(_) => res.summary.skipped += 1,
+            FileOutcome::LeftOut(_) => res.summary.left_out += 1,
         }
         Ok(())
     })?;

@@ -59,6 +59,13 @@ pub struct Cli {
     /// N machines split one corpus with no overlap and no gap.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<String>,
+    /// Let folder and glob searches follow symbolic links that lead out of the folder
+    /// searched (by default such links are left out with a note).
+    #[arg(long)]
+    pub follow_links: bool,
+    /// Create the folders of output files that do not exist yet (else they are an error).
+    #[arg(long)]
+    pub create_dirs: bool,
     /// Write the report here instead of standard output (`-` = standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -315,6 +322,8 @@ impl Cli {
             paths: self.paths,
             files_from: self.files_from,
             shard: self.shard.as_deref().map(parse_shard).transpose()?,
+            follow_links: self.follow_links,
+            create_dirs: self.create_dirs,
             tasks_file: self.common.tasks,
             output: self.output,
             format: self.format,

@@ -325,8 +325,13 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
     if stdin(&cfg.base) && stdin(&cfg.candidate) {
         anyhow::bail!("standard input (-) can be read once: give it to one set only");
     }
-    let mut inputs = crate::input::paths::inputs(&cfg.base, None, None)?;
-    inputs.extend(crate::input::paths::inputs(&cfg.candidate, None, None)?);
+    let mut inputs = crate::input::paths::inputs(&cfg.base, None, None, false)?;
+    inputs.extend(crate::input::paths::inputs(
+        &cfg.candidate,
+        None,
+        None,
+        false,
+    )?);
     check_outputs(
         &[
             ("-o", Some(cfg.output.as_deref().unwrap_or(Path::new("-")))),
@@ -335,10 +340,10 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
         &inputs,
     )?;
     let (csv_file, md_file) = (
-        OutFile::open(cfg.output.as_deref())?,
+        OutFile::open(cfg.output.as_deref(), false)?,
         cfg.markdown
             .as_deref()
-            .map(|p| OutFile::open(Some(p)))
+            .map(|p| OutFile::open(Some(p), false))
             .transpose()?,
     );
     let base = crate::batch::analyze_all(&cfg.base, &cfg.analysis, cfg.jobs, cfg.quiet)?;

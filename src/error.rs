@@ -56,6 +56,15 @@ pub enum Error {
         /// The pattern.
         pattern: PathBuf,
     },
+    /// An input left out on purpose, with a note: the same file reached by a second name,
+    /// a symbolic link out of the folder searched, a folder nested too deep.
+    #[error("{}: {reason}", .path.display())]
+    LeftOut {
+        /// The name left out.
+        path: PathBuf,
+        /// Why, and what was read instead.
+        reason: String,
+    },
     /// The event array is broken before any usable event.
     #[error("{}: invalid JSON at byte {offset} (event {event_index}): {reason}", .path.display())]
     Json {
@@ -80,6 +89,7 @@ impl Error {
             | Error::OtherJson { path, .. }
             | Error::NoTraces { path }
             | Error::NoMatch { pattern: path }
+            | Error::LeftOut { path, .. }
             | Error::Json { path, .. } => path,
         }
     }

@@ -23,16 +23,18 @@ pub(crate) enum OutFile {
 }
 
 impl OutFile {
-    /// Opens `path` (`None` or `-`: standard output).
-    pub(crate) fn open(path: Option<&Path>) -> anyhow::Result<OutFile> {
+    /// Opens `path` (`None` or `-`: standard output). A missing folder is an error naming
+    /// it, or with `create_dirs` is created. Errors: standard output is closed (`>&-`), the
+    /// path is a folder, its folder cannot be written.
+    pub(crate) fn open(path: Option<&Path>, create_dirs: bool) -> anyhow::Result<OutFile> {
         let Some(p) = path.filter(|p| p.as_os_str() != "-") else {
-            return Ok(OutFile::Stdout);
+            return stdout();
         };
         let cannot = || format!("cannot write {}", p.display());
         // `/dev/stdout` (or a path that is where standard output goes): write to our own
         // standard output, so that `>> summary.md` appends instead of being replaced.
         if is_stdout(p) {
-            return Ok(OutFile::Stdout);
+            return stdout();
         }
         // Other descriptors (`/dev/fd/3`, `/proc/self/fd/3`): write through, appending.
         if p.starts_with("/dev/fd") || p.starts_with("/proc/self/fd") {
@@ -56,8 +58,21 @@ impl OutFile {
                     Ok(m) => m.permissions(),
                     Err(_) => default_permissions(),
                 };
+                if !dir.is_dir() {
+                    if !create_dirs {
+                        anyhow::bail!(
+                            "{}: the folder {} does not exist (--create-dirs creates it)",
+                            cannot(),
+                            dir.display()
+                        );
+                    }
+                    std::fs::create_dir_all(dir).with_context(|| {
+                        format!("{}: cannot create the folder {}", cannot(), dir.display())
+                    })?;
+                }
+                remove_stale_temp_files(dir);
                 let tmp = tempfile::Builder::new()
-                    .prefix(".taskchain-")
+                    .prefix(&temp_prefix(std::process::id()))
                     .permissions(mode)
                     .tempfile_in(dir)
                     .map_err(|e| {
@@ -115,6 +130,66 @@ impl OutFile {
     }
 }
 
+/// Standard output as an output, refused when it was closed (`>&-`): the report would
+/// be lost without an error.
+fn stdout() -> anyhow::Result<OutFile> {
+    if crate::input::std_fd_was_closed(1) {
+        anyhow::bail!("cannot write the report: standard output is closed");
+    }
+    Ok(OutFile::Stdout)
+}
+
+/// The name prefix of this process's temporary files: `.taskchain-<pid>-`, so that a later
+/// run can tell a dead run's leftovers ([`remove_stale_temp_files`]).
+fn temp_prefix(pid: u32) -> String {
+    format!(".taskchain-{pid}-")
+}
+
+/// Removes the temporary files in `dir` that a killed run (`kill -9`, a crash) left: named
+/// `.taskchain-<pid>-…` with a pid that is not running. Files of live processes, and any
+/// file without a pid in its name, are left alone.
+fn remove_stale_temp_files(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(".taskchain-"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id()
+            && !process_is_running(pid)
+            && e.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+/// True unless the OS says no process has id `pid` (a process of another user counts as
+/// running).
+fn process_is_running(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else {
+            return true;
+        };
+        // SAFETY: signal 0 only checks that the process exists.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
 /// Temporary output files not yet renamed into place, for [`remove_on_interrupt`].
 fn pending_temp_files<R>(f: impl FnOnce(&mut Vec<PathBuf>) -> R) -> R {
     static PENDING: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
@@ -154,9 +229,13 @@ pub(crate) fn check_outputs(
     outputs: &[(&str, Option<&Path>)],
     inputs: &[std::result::Result<InputPath, Error>],
 ) -> anyhow::Result<()> {
-    let canon = |p: &Path| std::fs::canonicalize(p).ok();
-    let mut seen: Vec<(PathBuf, &str)> = Vec::new();
+    let mut seen: Vec<(PathBuf, Option<FileId>, &str)> = Vec::new();
     let mut on_stdout: Option<&str> = None;
+    let reads_stdin = inputs
+        .iter()
+        .flatten()
+        .any(|i| matches!(i, InputPath::Stdin) || i.path().as_os_str() == "-");
+    let stdin = if reads_stdin { stdin_id() } else { None };
     for &(flag, path) in outputs {
         let Some(p) = path else { continue };
         if p.as_os_str() == "-" || is_stdout(p) {
@@ -168,35 +247,97 @@ pub(crate) fn check_outputs(
             on_stdout = Some(flag);
             continue;
         }
-        let Some(c) = canon(p).filter(|c| std::fs::metadata(c).is_ok_and(|m| m.is_file())) else {
-            // Not there yet: compare the names as given.
-            if let Some((_, other)) = seen.iter().find(|(q, _)| q == p) {
-                anyhow::bail!("{flag} and {other} both name {}", p.display());
-            }
-            seen.push((p.to_path_buf(), flag));
-            continue;
-        };
-        if let Some((_, other)) = seen.iter().find(|(q, _)| *q == c) {
+        let place = output_place(p);
+        let id = std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .and_then(|m| file_id(&m));
+        if let Some((_, _, other)) = seen
+            .iter()
+            .find(|(q, qid, _)| *q == place || (id.is_some() && *qid == id))
+        {
             anyhow::bail!("{flag} and {other} both name {}", p.display());
         }
-        for inp in inputs.iter().flatten() {
-            if let InputPath::File(q) | InputPath::Found(q) = inp
-                && canon(q).as_ref() == Some(&c)
-            {
-                let hint = if matches!(inp, InputPath::Found(_)) {
-                    " (a folder search found it: write reports outside the searched folders)"
-                } else {
-                    ""
-                };
-                anyhow::bail!(
-                    "{flag} {} would overwrite an input trace{hint}",
-                    p.display()
-                );
+        if id.is_some() && id == stdin {
+            anyhow::bail!(
+                "{flag} {} is the file standard input reads: writing it would replace the input",
+                p.display()
+            );
+        }
+        if let Some(id) = &id {
+            for inp in inputs.iter().flatten() {
+                if let InputPath::File(q) | InputPath::Found(q) = inp
+                    && std::fs::metadata(q).ok().and_then(|m| file_id(&m)).as_ref() == Some(id)
+                {
+                    let hint = if matches!(inp, InputPath::Found(_)) {
+                        " (a folder search found it: write reports outside the searched folders)"
+                    } else {
+                        ""
+                    };
+                    anyhow::bail!(
+                        "{flag} {} would overwrite an input trace{hint}",
+                        p.display()
+                    );
+                }
             }
         }
-        seen.push((c, flag));
+        seen.push((place, id, flag));
     }
     Ok(())
+}
+
+/// A file's device and inode.
+type FileId = (u64, u64);
+
+#[cfg(unix)]
+fn file_id(m: &std::fs::Metadata) -> Option<FileId> {
+    use std::os::unix::fs::MetadataExt;
+    Some((m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn file_id(_: &std::fs::Metadata) -> Option<FileId> {
+    None
+}
+
+/// The regular file standard input reads, if it is one.
+fn stdin_id() -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+        let m = File::from(fd).metadata().ok()?;
+        m.is_file().then(|| file_id(&m)).flatten()
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// Where output path `p` leads, the same for every spelling (`x.csv`, `./x.csv`,
+/// `sub/../x.csv`, `/abs/x.csv`, through a link to its folder) whether or not it exists:
+/// its canonical path, else its folder's canonical path and its name, else the absolute
+/// path with `.` and `..` removed by name.
+fn output_place(p: &Path) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c;
+    }
+    let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    if let (Some(dir), Some(name)) = (abs.parent(), abs.file_name())
+        && let Ok(d) = std::fs::canonicalize(dir)
+    {
+        return d.join(name);
+    }
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(unix)]

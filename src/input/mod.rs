@@ -103,15 +103,26 @@ pub fn open(
     input: &InputPath,
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 ) -> Result<Source> {
-    let (path, file) = match input {
+    let path = match input {
+        InputPath::Stdin if std_fd_was_closed(0) => {
+            return Err(Error::Io {
+                path: input.path(),
+                source: std::io::Error::other("standard input is closed"),
+            });
+        }
         InputPath::Stdin => return stream(Box::new(std::io::stdin()), input, progress),
-        InputPath::File(path) | InputPath::Found(path) => (path, File::open(path)),
+        InputPath::File(path) | InputPath::Found(path) => path,
     };
     let io = |source| Error::Io {
         path: path.clone(),
         source,
     };
-    let file = file.map_err(io)?;
+    // Looked at before opening: opening a FIFO waits for a writer, a terminal for a line.
+    let kind = std::fs::metadata(path).map_err(io)?.file_type();
+    if !kind.is_file() {
+        return open_special(path, kind, input, progress);
+    }
+    let file = File::open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
         return stream(Box::new(file), input, progress);
@@ -132,6 +143,103 @@ pub fn open(
     } else {
         Ok(Source::Whole(TraceBytes::Mapped(map)))
     }
+}
+
+/// True when standard descriptor `fd` (0, 1 or 2) was closed when taskchain started. Rust's
+/// runtime then opens `/dev/null` read-write in its place (a shell's `> /dev/null` opens it
+/// write-only, `< /dev/null` read-only), so that is what is looked for.
+pub fn std_fd_was_closed(fd: i32) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let (Ok(null), Ok(ours)) = (
+            std::fs::metadata("/dev/null"),
+            std::fs::metadata(format!("/proc/self/fd/{fd}")),
+        ) else {
+            return false;
+        };
+        // SAFETY: F_GETFL only reads the descriptor's flags.
+        let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+        flags >= 0 && flags & libc::O_ACCMODE == libc::O_RDWR && ours.rdev() == null.rdev()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = fd;
+        false
+    }
+}
+
+/// How long a FIFO named as an input is waited for to be written to, ms.
+pub(crate) static FIFO_WAIT_MS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(10_000);
+
+/// Opens a path that is not a regular file: a FIFO or pipe (`<(zcat x.gz)`) is opened
+/// without blocking and read as a stream once written to (a FIFO nothing writes to within
+/// [`FIFO_WAIT_MS`] is refused, so it cannot hold up a batch);
+/// devices, sockets and folders are refused, naming what they are.
+fn open_special(
+    path: &std::path::Path,
+    kind: std::fs::FileType,
+    input: &InputPath,
+    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+) -> Result<Source> {
+    let refuse = |what: &str| Error::NotATrace {
+        path: path.to_path_buf(),
+        reason: what.to_string(),
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+        use std::os::unix::io::AsRawFd;
+        if kind.is_fifo() {
+            let file = File::options()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)
+                .map_err(|source| Error::Io {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+            let fd = file.as_raw_fd();
+            // Wait a bounded time for a writer to write (or to come and go): Linux reports
+            // neither while no writer has opened the FIFO since we did.
+            let wait = FIFO_WAIT_MS.load(std::sync::atomic::Ordering::Relaxed);
+            let mut poll = libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: poll on one pollfd that lives across the call.
+            let ready = unsafe { libc::poll(&mut poll, 1, wait.min(i32::MAX as u64) as i32) };
+            if ready == 0 {
+                return Err(refuse(&format!(
+                    "a FIFO (named pipe) that nothing wrote to within {} s",
+                    wait as f64 / 1000.0
+                )));
+            }
+            // Reads block again from here on.
+            // SAFETY: fcntl on a descriptor this function owns.
+            unsafe {
+                let flags = libc::fcntl(fd, libc::F_GETFL);
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+            return stream(Box::new(file), input, progress);
+        }
+        if kind.is_char_device() {
+            return Err(refuse("a character device, not a regular file or a pipe"));
+        }
+        if kind.is_block_device() {
+            return Err(refuse("a block device, not a regular file or a pipe"));
+        }
+        if kind.is_socket() {
+            return Err(refuse("a socket, not a regular file or a pipe"));
+        }
+    }
+    if kind.is_dir() {
+        return Err(refuse("a folder, not a regular file or a pipe"));
+    }
+    let _ = progress;
+    Err(refuse("a special file, not a regular file or a pipe"))
 }
 
 /// A stream that cannot be mapped: its first block tells gzip (read whole, compressed,
@@ -365,6 +473,47 @@ mod tests {
         let (bytes, broken) = decoded(&p);
         assert!(bytes.starts_with(b"[{\"a\":1},"));
         assert!(broken);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn fifo_named_on_the_command_line_does_not_block() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe.json");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        // No writer: refused after the wait (the test would hang else).
+        FIFO_WAIT_MS.store(200, std::sync::atomic::Ordering::Relaxed);
+        let e = open(&InputPath::File(fifo.clone()), None).err().unwrap();
+        assert!(
+            e.to_string()
+                .ends_with("not a trace: a FIFO (named pipe) that nothing wrote to within 0.2 s"),
+            "{e}"
+        );
+        // A writer that comes during the wait is read.
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                std::fs::write(fifo, b"[]").unwrap()
+            })
+        };
+        let Source::Stream(mut blocks) = open(&InputPath::File(fifo.clone()), None).unwrap() else {
+            panic!("a FIFO is read as a stream")
+        };
+        use crate::input::BlockSource;
+        let mut buf = Vec::new();
+        while blocks.append_to(&mut buf).unwrap() {}
+        writer.join().unwrap();
+        assert_eq!(buf, b"[]");
+        // Devices are refused by name, not read.
+        let e = open(&InputPath::File("/dev/zero".into()), None)
+            .err()
+            .unwrap();
+        assert_eq!(
+            e.to_string(),
+            "/dev/zero: not a trace: a character device, not a regular file or a pipe"
+        );
     }
 
     #[test]
