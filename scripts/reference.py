@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""An independent, slow reference of SPEC.md section 1, for cross-checking taskchain.
+"""An independent, slow reference of docs/METHOD.md §1, for cross-checking taskchain.
 
 Usage: scripts/reference.py TRACE [TRACE ...]   (prints JSON lines, one per long task)
        scripts/reference.py --compare TASKCHAIN_BINARY TRACE [TRACE ...]

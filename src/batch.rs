@@ -2,7 +2,7 @@
 //! input order (each file's own work runs in parallel on the same rayon pool) and their
 //! outcomes are handed, in input order, to streaming sinks: rows are written as files
 //! finish, so memory is bounded by the largest file, not the corpus, and any thread count
-//! gives the same bytes (SPEC §3 row order, stderr lines included). A file that fails is
+//! gives the same bytes (docs/METHOD.md §3 row order, stderr lines included). A file that fails is
 //! reported on stderr and in the outputs; the others go on, also when analysing one of
 //! them panics. Every output file is written to a temporary file and renamed when
 //! complete.
@@ -621,7 +621,7 @@ pub fn analyze_all(
 /// Everything a batch found, kept in memory.
 #[derive(Debug, Default)]
 pub struct BatchResult {
-    /// Rows of every file, in SPEC §3 order.
+    /// Rows of every file, in docs/METHOD.md §3 order.
     pub rows: Vec<ReportRow>,
     /// The per-file reports.
     pub reports: Vec<FileReport>,

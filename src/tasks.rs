@@ -1,7 +1,7 @@
 //! Tasks: task-like events of the threads in scope → top-level tasks → [`LongTask`]s.
 //!
 //! A top-level task is the outermost task-like event on its thread (`RunTask` and its
-//! older names, SPEC §2): in M65–M70 traces the scheduler's event nests inside
+//! older names, docs/METHOD.md §2): in M65–M70 traces the scheduler's event nests inside
 //! `MessageLoop::RunTask`, and in modern ones `ThreadControllerImpl::RunTask` nests inside
 //! `RunTask`, so nested ones are not counted twice. `X` events carry `dur`; `B`/`E` pairs
 //! are matched per thread as a stack, and a `B` left open ends at the trace's end and is
@@ -16,7 +16,7 @@ use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::Diagnostics;
 use crate::vocab::ThreadKey;
 
-/// Which threads' tasks are reported (SPEC §3 `--scope`).
+/// Which threads' tasks are reported (docs/METHOD.md §3 `--scope`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Scope {
     /// The `CrRendererMain` thread(s) of the process(es) that hosted the page's main frame

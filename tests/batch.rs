@@ -1,10 +1,9 @@
 //! Batch outputs of issue 4: --summary, --aggregate, --folded (golden, with values checked
 //! by hand on the m86 trace), --budget exit codes, `compare` on sets with a known answer.
-//! `BLESS=1 cargo test --test batch` rewrites tests/expected/batch/.
+//! `BLESS=1 cargo test` rewrites tests/expected/batch/.
 
-mod common;
+use crate::common::{self, golden, taskchain, wait_until};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
 const CASES: [&str; 3] = [
@@ -12,32 +11,6 @@ const CASES: [&str; 3] = [
     "samples/chromium-click-chain/trace.json.gz",
     "samples/recursive-blocking-js/trace.json.gz",
 ];
-
-fn taskchain() -> Command {
-    Command::cargo_bin("taskchain").unwrap()
-}
-
-fn golden(name: &str, actual: &str) {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/expected/batch")
-        .join(name);
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, actual).unwrap();
-        return;
-    }
-    let expected =
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    if expected != actual {
-        let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-        std::fs::write(&out, actual).unwrap();
-        panic!(
-            "{name} differs from {} (actual: {})",
-            path.display(),
-            out.display()
-        );
-    }
-}
 
 #[test]
 fn summary_aggregate_folded_outputs() {
@@ -71,7 +44,10 @@ fn summary_aggregate_folded_outputs() {
             m86.ends_with(",ok,,1,8,5,4207.855,3957.855,1052.668,0.975,1,50294,0,0.000"),
             "{m86}"
         );
-        golden("summary.csv", &summary);
+        golden(
+            std::path::Path::new("tests/expected/batch/summary.csv"),
+            &summary,
+        );
         let aggregate = read("a.csv");
         // The four 1 s m86 tasks have different outer callers, so four chains; the biggest
         // group is recursive-blocking-js's two tasks with one chain (722.629 + 724.512).
@@ -82,7 +58,10 @@ fn summary_aggregate_folded_outputs() {
                 .unwrap()
                 .contains(",wait,http://127.0.0.1:8080/,2,2,1,1447.141,")
         );
-        golden("aggregate.csv", &aggregate);
+        golden(
+            std::path::Path::new("tests/expected/batch/aggregate.csv"),
+            &aggregate,
+        );
         let folded = read("f.txt");
         // Every sample inside a long task is counted once: click_chain's task has 721.
         let total: u64 = folded
@@ -96,7 +75,10 @@ fn summary_aggregate_folded_outputs() {
             .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
             .sum();
         assert!(total >= 721, "{total}");
-        golden("folded.txt", &folded);
+        golden(
+            std::path::Path::new("tests/expected/batch/folded.txt"),
+            &folded,
+        );
         assert!(read("f.svg").starts_with("<?xml"));
         assert!(read("r.md").contains("### Chains that cost the most long-task time"));
     }
@@ -304,19 +286,20 @@ fn output_appears_only_when_complete() {
         .spawn()
         .unwrap();
     // taskchain now waits for the FIFO's writer: the output is open, nothing renamed.
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let temps = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(".taskchain-")
+            })
+            .count()
+    };
+    wait_until("the report's temporary file exists", || temps() == 1);
     assert!(!target.exists());
-    let temps = std::fs::read_dir(dir.path())
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with(".taskchain-")
-        })
-        .count();
-    assert_eq!(temps, 1);
     // Killed now: no report, no half report.
     child.kill().unwrap();
     child.wait().unwrap();
@@ -337,7 +320,6 @@ fn interrupted_run_removes_its_temporary_files() {
         .arg(dir.path().join("s.csv"))
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
     let temps = || {
         std::fs::read_dir(dir.path())
             .unwrap()
@@ -350,7 +332,7 @@ fn interrupted_run_removes_its_temporary_files() {
             })
             .count()
     };
-    assert_eq!(temps(), 2);
+    wait_until("both temporary files exist", || temps() == 2);
     assert!(
         std::process::Command::new("kill")
             .args(["-TERM", &child.id().to_string()])

@@ -1,15 +1,10 @@
 //! The command line: exit codes, error lines, output files, formats.
 
-mod common;
+use crate::common::{self, taskchain};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 
 const M86: &str = "samples/cpu-profiler-m86/trace.json.gz";
-
-fn taskchain() -> Command {
-    Command::cargo_bin("taskchain").unwrap()
-}
 
 fn bad_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let junk = dir.join("junk.json");

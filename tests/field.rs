@@ -1,11 +1,7 @@
 //! Field data (issue 5) on hand-built samples, every value worked out by hand.
 
-use assert_cmd::Command;
+use crate::common::taskchain;
 use predicates::prelude::*;
-
-fn taskchain() -> Command {
-    Command::cargo_bin("taskchain").unwrap()
-}
 
 fn rows(args: &[&str]) -> Vec<Vec<String>> {
     let out = taskchain().args(args).arg("-q").output().unwrap();

@@ -13,25 +13,63 @@
 
 use taskchain::{Settings, analyze_bytes, analyze_stream};
 
-#[test]
-fn whole_and_streamed_reads_agree() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");
-    let mut n = 0;
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let data = std::fs::read(entry.unwrap().path()).unwrap();
-        let (control, trace) = data.split_at(1);
-        let s = Settings::default();
-        let whole = analyze_bytes("f", trace, &s);
-        let block = 1 + (control[0] as usize >> 3);
-        let blocks: Vec<std::io::Result<Vec<u8>>> =
-            trace.chunks(block).map(|c| Ok(c.to_vec())).collect();
-        let streamed = analyze_stream("f", blocks.into_iter(), &s);
-        match (whole, streamed) {
-            (Ok(a), Ok(b)) => assert_eq!(a.rows, b.rows),
-            (Err(a), Err(b)) => assert_eq!(a, b),
-            (a, b) => panic!("whole {:?} vs streamed {:?}", a.err(), b.err()),
-        }
-        n += 1;
+/// Reads `tests/fuzz-regressions/<name>` whole and as a stream of blocks (the size the
+/// control byte says) and checks they agree: the same rows, or the same error.
+fn whole_and_streamed_agree(name: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz-regressions")
+        .join(name);
+    let data = std::fs::read(&path).unwrap();
+    let (control, trace) = data.split_at(1);
+    let s = Settings::default();
+    let whole = analyze_bytes("f", trace, &s);
+    let block = 1 + (control[0] as usize >> 3);
+    let blocks: Vec<std::io::Result<Vec<u8>>> =
+        trace.chunks(block).map(|c| Ok(c.to_vec())).collect();
+    let streamed = analyze_stream("f", blocks.into_iter(), &s);
+    match (whole, streamed) {
+        (Ok(a), Ok(b)) => assert_eq!(a.rows, b.rows, "{name}"),
+        (Err(a), Err(b)) => assert_eq!(a, b, "{name}"),
+        (a, b) => panic!("{name}: whole {:?} vs streamed {:?}", a.err(), b.err()),
     }
-    assert!(n >= 3);
+}
+
+/// One test per file, named after it; `FILES` lists them for the completeness check.
+macro_rules! regressions {
+    ($($test:ident => $file:literal,)*) => {
+        $(#[test] fn $test() { whole_and_streamed_agree($file); })*
+        const FILES: &[&str] = &[$($file),*];
+    };
+}
+
+regressions! {
+    chunk_args_cut_by_a_block => "chunk-args-cut-by-a-block",
+    leading_comma_in_event_array => "leading-comma-in-event-array",
+    number_before_first_event => "number-before-first-event",
+    whole_vs_stream_115b8ca4 => "whole-vs-stream-115b8ca4",
+    whole_vs_stream_8b622367 => "whole-vs-stream-8b622367",
+}
+
+/// The file that took 10 s in 1-byte blocks: bounded at 5 s (milliseconds in a release
+/// build; the bound leaves room for a debug build on a loaded machine).
+#[test]
+fn slow_envelope_1_byte_blocks() {
+    let start = std::time::Instant::now();
+    whole_and_streamed_agree("slow-envelope-1-byte-blocks");
+    let took = start.elapsed();
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+}
+
+#[test]
+fn every_regression_file_has_its_test() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");
+    let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    let mut tested: Vec<String> = FILES.iter().map(|s| s.to_string()).collect();
+    tested.push("slow-envelope-1-byte-blocks".into());
+    tested.sort();
+    assert_eq!(on_disk, tested);
 }

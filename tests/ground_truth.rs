@@ -4,9 +4,7 @@
 //! plus: the long-task count of every `--scope`, the full top stack with 1-based positions,
 //! the sample counts, and the worker task that only `--scope all` may report.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use taskchain::report::Format;
 

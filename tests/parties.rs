@@ -3,9 +3,7 @@
 //! `expected/parties.json`, with and without `overrides.json`; the CSV columns, the
 //! `--aggregate-by vendor` / `function` files and the Markdown owners table.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use taskchain::report::Format;
 

@@ -1,25 +1,10 @@
 //! Golden tests: every case in `samples/` must give exactly `expected/tasks.csv`, with 1
-//! and with 2 worker threads. `BLESS=1 cargo test --test samples` rewrites the expected
+//! and with 2 worker threads. `BLESS=1 cargo test` rewrites the expected
 //! files; a blessed file is a claim, so check its diff by hand or against the ground truth
 //! (`tests/ground_truth.rs`, `scripts/reference.py`) before committing.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use taskchain::report::Format;
-
-fn first_difference(a: &str, b: &str) -> String {
-    for (i, (x, y)) in a.lines().zip(b.lines()).enumerate() {
-        if x != y {
-            return format!("line {}:\n  expected: {x}\n  actual:   {y}", i + 1);
-        }
-    }
-    format!(
-        "line counts differ: expected {}, actual {}",
-        a.lines().count(),
-        b.lines().count()
-    )
-}
 
 fn check(case: &str) {
     let args = case_args(case);
@@ -28,26 +13,10 @@ fn check(case: &str) {
     let two = report(&args, &[path], Format::Csv, 2);
     assert_eq!(one, two, "{case}: -j1 and -j2 differ");
     let actual = String::from_utf8(one).unwrap();
-    let expected_path = case_dir(case).join("expected/tasks.csv");
-    if std::env::var_os("BLESS").is_some() {
-        std::fs::create_dir_all(expected_path.parent().unwrap()).unwrap();
-        std::fs::write(&expected_path, &actual).unwrap();
-        return;
-    }
-    let expected = std::fs::read_to_string(&expected_path)
-        .unwrap_or_else(|e| panic!("{}: {e}", expected_path.display()));
-    if expected != actual {
-        let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join("samples-actual")
-            .join(case);
-        std::fs::create_dir_all(&out).unwrap();
-        std::fs::write(out.join("tasks.csv"), &actual).unwrap();
-        panic!(
-            "{case}: output differs from expected ({} written); {}",
-            out.join("tasks.csv").display(),
-            first_difference(&expected, &actual)
-        );
-    }
+    golden(
+        &trace_path(case).with_file_name("expected/tasks.csv"),
+        &actual,
+    );
 }
 
 macro_rules! cases {

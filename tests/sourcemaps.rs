@@ -2,19 +2,14 @@
 //! recordings, against their hand-checked ground truths (strict columns), with the maps
 //! given each way (see docs/SOURCE-MAPS.md).
 
-mod common;
+use crate::common::taskchain;
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 fn shared() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/sourcemaps")
-}
-
-fn taskchain() -> Command {
-    Command::cargo_bin("taskchain").unwrap()
 }
 
 /// Runs `taskchain --format json ARGS TRACE`; returns the tasks and stderr.

@@ -1,4 +1,4 @@
-//! `--method heaviest-path` (SPEC "Beyond the method"): descend from the root, at each step
+//! `--method heaviest-path` (docs/METHOD.md §1 "Beyond the method"): descend from the root, at each step
 //! into the child stack with the most sample time inside the window, while that child
 //! holds at least half of its parent's time (and always past `(root)`). Robust when the leaf varies inside one hot
 //! function (deep recursion, inlining), where exact-stack groups split the samples.

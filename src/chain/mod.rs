@@ -1,4 +1,4 @@
-//! Chains: a [`LongTask`] and its thread's profiles → [`TaskChain`] (SPEC §1 steps 1–6).
+//! Chains: a [`LongTask`] and its thread's profiles → [`TaskChain`] (docs/METHOD.md §1 steps 1–6).
 //!
 //! 1. Window `[ts − lookback, ts + dur)`.
 //! 2. Candidates: the samples of one profile of the task's thread inside it.
@@ -24,7 +24,7 @@ pub use window::Window;
 /// How the target stack is chosen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Method {
-    /// SPEC §1: the largest group of samples with the same stack.
+    /// docs/METHOD.md §1: the largest group of samples with the same stack.
     #[default]
     LargestStack,
     /// Descend from the root into the child with the most sample time while it holds at
@@ -87,7 +87,7 @@ impl Default for ChainConfig {
     }
 }
 
-/// The outcome of one task (SPEC §3 `status`).
+/// The outcome of one task (docs/METHOD.md §3 `status`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum ChainStatus {
     /// Attributed with confidence ≥ the minimum.
@@ -120,7 +120,7 @@ impl ChainStatus {
     }
 }
 
-/// Quality notes of one row (SPEC §3 `flags`), as bits.
+/// Quality notes of one row (docs/METHOD.md §3 `flags`), as bits.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Flags(u16);
 
@@ -226,7 +226,7 @@ pub struct TaskChain {
     pub window_samples: usize,
     /// Samples of the target stack (for heaviest path: in the chosen subtree).
     pub target_samples: usize,
-    /// Time the target samples stand for, clipped to the window (SPEC §1 step 6).
+    /// Time the target samples stand for, clipped to the window (docs/METHOD.md §1 step 6).
     pub stack_time: TimeDelta,
     /// `stack_time / dur`, in [0, 1].
     pub confidence: f64,
@@ -522,7 +522,7 @@ impl ChainFrame {
     }
 }
 
-/// Frames of `stack` from the outermost caller to the leaf, without `(root)` (SPEC §1 step 5).
+/// Frames of `stack` from the outermost caller to the leaf, without `(root)` (docs/METHOD.md §1 step 5).
 pub fn chain_frames(profile: &CpuProfile, stack: StackIndex) -> Vec<ChainFrame> {
     let mut frames = Vec::new();
     let mut cur = Some(stack);
@@ -561,7 +561,7 @@ fn chain_frame(profile: &CpuProfile, f: FrameIndex) -> ChainFrame {
 type Picked<'p> = (&'p CpuProfile, WindowSamples, std::ops::Range<usize>);
 
 /// The profile a task takes its samples from: among the thread's profiles with samples in
-/// the window, the `Internal` one, else the one with the most samples there (SPEC §2);
+/// the window, the `Internal` one, else the one with the most samples there (docs/METHOD.md §2);
 /// never two, which would count samples twice. Also returns what every profile read for
 /// the window left out: (samples naming no node, unreadable chunks) — so a window whose
 /// samples are all unknown still says why it has none.

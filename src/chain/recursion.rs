@@ -25,7 +25,7 @@ pub enum CollapseRecursion {
     /// A function that appears again deeper in the stack: the frames from its outermost to
     /// its innermost call are merged into one (`f > g > f > h` is `f ×2 > h`).
     All,
-    /// No collapsing: the exact stacks of SPEC §1.
+    /// No collapsing: the exact stacks of docs/METHOD.md §1.
     None,
 }
 
@@ -48,7 +48,7 @@ pub struct Collapsed {
 impl Collapsed {
     /// Collapses the stacks of the window's candidates; `None` when no stack of the window
     /// has recursion to collapse under `mode` (then the exact stacks are the groups, and the
-    /// caller keeps SPEC §1 verbatim), or when `mode` is [`CollapseRecursion::None`].
+    /// caller keeps docs/METHOD.md §1 verbatim), or when `mode` is [`CollapseRecursion::None`].
     pub fn of_window(w: &Weighted<'_>, mode: CollapseRecursion) -> Option<Collapsed> {
         if mode == CollapseRecursion::None {
             return None;
@@ -116,7 +116,7 @@ impl Collapsed {
         out
     }
 
-    /// SPEC §1 step 3 over collapsed stacks: the node with the most candidates of its own
+    /// docs/METHOD.md §1 step 3 over collapsed stacks: the node with the most candidates of its own
     /// (ties: the earliest first sample). Its samples and time count every depth merged.
     pub fn largest(&self, w: &Weighted<'_>) -> Option<Pick> {
         let mut groups: Vec<(usize, usize, TimeDelta)> =

@@ -6,7 +6,7 @@ use crate::tasks::LongTask;
 use crate::time::{TimeDelta, Timestamp};
 
 /// `[ts − lookback, ts + dur)`: half-open, as DevTools counts a sample at exactly
-/// `ts + dur` in the next task (SPEC §1 step 1).
+/// `ts + dur` in the next task (docs/METHOD.md §1 step 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Window {
     /// Inclusive start.
@@ -139,7 +139,7 @@ impl<'p> Weighted<'p> {
         TimeDelta::from_nanos(sum.min(i64::MAX as i128) as i64)
     }
 
-    /// SPEC §1 step 3: the largest group of candidates with the same stack; ties go to the
+    /// docs/METHOD.md §1 step 3: the largest group of candidates with the same stack; ties go to the
     /// group whose first sample is earliest.
     pub fn largest_stack(&self) -> Option<Pick> {
         // Per stack: (count, first position, time), indexed densely by stack.

@@ -206,7 +206,7 @@ impl Origin {
     /// Origin for a `Profile` event: `t0` is `args.data.startTime` when it lies within one
     /// second of the event's own `ts` (V8 measures the deltas from it; `ts` is typically
     /// 1–20 µs later); otherwise `startTime` is on another clock (seen after a machine
-    /// suspend) and `t0` is the event's `ts`, as DevTools does (SPEC §2).
+    /// suspend) and `t0` is the event's `ts`, as DevTools does (docs/METHOD.md §2).
     pub fn from_profile_event(
         thread: ThreadKey,
         id: ProfileId,

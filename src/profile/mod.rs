@@ -1,6 +1,6 @@
 //! Profile reconstruction: `Profile` + `ProfileChunk` events of one (pid, `id`), or one
 //! legacy `CpuProfile` event → [`CpuProfile`] with the sample / stack / frame tables of
-//! SPEC §1, owned by the thread of its `Profile` (or `CpuProfile`) event.
+//! docs/METHOD.md §1, owned by the thread of its `Profile` (or `CpuProfile`) event.
 //!
 //! Chunks are matched to their `Profile` by (pid, id) — ids repeat across processes — and
 //! taken in (ts, file order) order. Chunks whose `Profile` event is missing cannot be

@@ -407,7 +407,7 @@ impl Placement {
     /// arrive while the chunk before it is read: a window's chunks lie ~1 KB apart in a
     /// file far larger than the caches, and each started with a wait on memory.
     fn prefetch(&self, i: usize, file: Option<&[u8]>) {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
         if let (
             Some(b),
             SampleArrays::InFile {
@@ -428,7 +428,7 @@ impl Placement {
                 }
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(not(all(target_arch = "x86_64", not(feature = "no-simd"))))]
         let _ = (i, file);
     }
 

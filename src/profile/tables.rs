@@ -1,4 +1,4 @@
-//! The three tables of SPEC §1: samples, stacks, frames (as in the JS Self-Profiling API's
+//! The three tables of docs/METHOD.md §1: samples, stacks, frames (as in the JS Self-Profiling API's
 //! `ProfilerTrace` and the Firefox Profiler's processed format).
 //!
 //! Columnar; stacks are interned by (frame, parent) and stored parents-first, so a

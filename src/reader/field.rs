@@ -8,7 +8,7 @@
 //! - **ProfilerTrace** alone (WICG JS Self-Profiling): `resources`, `frames` (`line` and
 //!   `column` 1-based), `stacks` (`frameId`, `parentId`), `samples` (`timestamp` in ms
 //!   from the time origin, `stackId` missing when no JS ran). Already the sample / stack /
-//!   frame tables of SPEC §1.
+//!   frame tables of docs/METHOD.md §1.
 //! - **`.cpuprofile`** (CDP `Profiler.Profile`, Node `--cpu-prof`): `nodes` with
 //!   `children` or `parent` (root anywhere), `startTime`, `endTime`, `samples`,
 //!   `timeDeltas` (µs).

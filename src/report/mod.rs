@@ -1,4 +1,4 @@
-//! Reports: [`ReportRow`]s → CSV, JSON or NDJSON bytes (SPEC §3).
+//! Reports: [`ReportRow`]s → CSV, JSON or NDJSON bytes (docs/METHOD.md §3).
 //!
 //! Times are kept in ns in rows and written in milliseconds with 3 decimals (`task_ts_us`
 //! in µs); lines and columns are 1-based. Rows are written in the order given: the caller
@@ -30,7 +30,7 @@ pub enum Format {
     Ndjson,
 }
 
-/// The CSV header: SPEC §3's columns in order, then `task_source` and the LoAF entry point
+/// The CSV header: docs/METHOD.md §3's columns in order, then `task_source` and the LoAF entry point
 /// (issue 5), empty for traces, then the leaf's source-map original (empty without one),
 /// then who owns the leaf and the entry frame (issue 16, empty when unknown).
 pub const COLUMNS: [&str; 31] = [
@@ -130,7 +130,7 @@ impl ReportRow {
     pub fn leaf(&self) -> Option<&ChainFrame> {
         self.chain.last()
     }
-    /// The sort key of SPEC §3: (file, pid, tid, task_ts_us).
+    /// The sort key of docs/METHOD.md §3: (file, pid, tid, task_ts_us).
     pub fn sort_key(&self) -> (&str, ThreadKey, Timestamp) {
         (&self.file, self.thread, self.task_ts)
     }

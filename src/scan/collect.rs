@@ -244,7 +244,7 @@ impl Collector {
     }
 
     fn profile_id(ev: &TraceEvent<'_>, thread: ThreadKey) -> ProfileId {
-        // SPEC §2: key by (pid, id); by (pid, tid) when `id` is missing.
+        // docs/METHOD.md §2: key by (pid, id); by (pid, tid) when `id` is missing.
         ProfileId(ev.id().unwrap_or_else(|| format!("tid:{}", thread.tid)))
     }
 

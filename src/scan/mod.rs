@@ -28,7 +28,7 @@ use records::*;
 use crate::error::AnalyzeError;
 use crate::time::Timestamp;
 
-/// The task-like event names (SPEC §2), outermost first by era: `RunTask` (M71+),
+/// The task-like event names (docs/METHOD.md §2), outermost first by era: `RunTask` (M71+),
 /// `ThreadControllerImpl::RunTask` (M69+, `toplevel` category), `ThreadControllerImpl::DoWork`
 /// (M65–68), `TaskQueueManager::ProcessTaskFromWorkQueue` (≤M64), `MessageLoop::RunTask`.
 pub const TASK_NAMES: [&str; 5] = [

@@ -1,9 +1,8 @@
 //! Helpers shared by the integration tests.
 
-#![allow(dead_code)] // each test crate uses part of these
-
 use std::path::{Path, PathBuf};
 
+use assert_cmd::Command;
 use clap::Parser;
 use taskchain::batch::{analyze_all, write_to};
 use taskchain::cli::{Cli, Job};
@@ -58,4 +57,68 @@ pub fn mkfifo(path: &Path) {
             .unwrap()
             .success()
     );
+}
+
+/// The `taskchain` binary of this build, as a command to run.
+pub fn taskchain() -> Command {
+    Command::cargo_bin("taskchain").unwrap()
+}
+
+/// Checks `actual` against the golden file `path` (relative to the package root). With
+/// `BLESS=1` in the environment, rewrites the file instead when it differs and says so on
+/// stderr; a blessed file is a claim, so check its diff by hand or against the ground
+/// truth before committing. A difference writes `actual` under the target's temporary
+/// folder (same relative path) and fails with the first differing line.
+pub fn golden(path: &Path, actual: &str) {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let expected = std::fs::read_to_string(&full);
+    if std::env::var_os("BLESS").is_some() {
+        if expected.as_deref().ok() != Some(actual) {
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(&full, actual).unwrap();
+            eprintln!("BLESS: rewrote {}", path.display());
+        }
+        return;
+    }
+    let expected = expected.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if expected != actual {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join("golden-actual")
+            .join(path);
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        std::fs::write(&out, actual).unwrap();
+        panic!(
+            "{} differs from the output ({} written); {}",
+            path.display(),
+            out.display(),
+            first_difference(&expected, actual)
+        );
+    }
+}
+
+/// Where two texts first differ, for a failure message.
+pub fn first_difference(a: &str, b: &str) -> String {
+    for (i, (x, y)) in a.lines().zip(b.lines()).enumerate() {
+        if x != y {
+            return format!("line {}:\n  expected: {x}\n  actual:   {y}", i + 1);
+        }
+    }
+    format!(
+        "line counts differ: expected {}, actual {}",
+        a.lines().count(),
+        b.lines().count()
+    )
+}
+
+/// Waits until `done()` holds, checking every 10 ms for at most 20 s (a bound, not a
+/// guess of how long the other process takes); panics with `what` when it never does.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(20),
+            "timed out waiting until {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }

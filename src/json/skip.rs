@@ -1,0 +1,338 @@
+//! Whole values skipped without building them (containers by their brackets, sixteen
+//! bytes at a time where the CPU allows), and an object's members walked as raw keys and
+//! value ranges.
+
+use memchr::memchr3;
+
+use super::strings::string_end;
+use super::{LexError, Lexed, bytes_equal, digit_count, load8, skip_ws};
+
+/// Skips an object or array starting at `b[i]` (`{` or `[`); returns the offset past its close.
+///
+/// Sixteen bytes a step while they hold no backslash: the quotes' running XOR marks the
+/// bytes inside strings, and only brackets outside them are counted (small `args`
+/// objects are dense in strings, each of which would otherwise be a search of its own).
+/// From the first block with a backslash (or the last 15 bytes), [`skip_container_from`].
+#[inline(never)]
+fn skip_container(b: &[u8], i: usize, open: u8, close: u8) -> Lexed<usize> {
+    #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
+    {
+        let (mut depth, mut in_string, mut j) = (0usize, 0u32, i);
+        while let Some(block) = b.get(j..j + 16) {
+            let [quotes, backslashes, opens, closes] = masks16(
+                block.try_into().expect("16 bytes"),
+                [b'"', b'\\', open, close],
+            );
+            if backslashes != 0 {
+                break;
+            }
+            // Bit k: byte k is in a string (its opening quote too, not its closing one).
+            let mut inside = quotes;
+            inside ^= inside << 1;
+            inside ^= inside << 2;
+            inside ^= inside << 4;
+            inside ^= inside << 8;
+            inside = (inside ^ in_string) & 0xFFFF;
+            let mut brackets = (opens | closes) & !inside;
+            while brackets != 0 {
+                let k = brackets.trailing_zeros();
+                if opens >> k & 1 == 1 {
+                    depth += 1;
+                } else {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(j + k as usize + 1);
+                    }
+                }
+                brackets &= brackets - 1;
+            }
+            in_string = if inside >> 15 == 1 { 0xFFFF } else { 0 };
+            j += 16;
+        }
+        if in_string != 0 {
+            j = string_end(b, j)? + 1;
+        }
+        skip_container_from(b, j, depth, open, close)
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(feature = "no-simd"))))]
+    skip_container_from(b, i, 0, open, close)
+}
+
+/// Bit masks (bit k for byte k) of the bytes of a 16-byte block equal to each of `chars`.
+#[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
+#[inline(always)]
+fn masks16<const N: usize>(block: &[u8; 16], chars: [u8; N]) -> [u32; N] {
+    use std::arch::x86_64::*;
+    // SAFETY: SSE2 is part of the x86_64 baseline; the load is unaligned and reads
+    // exactly the 16 bytes of `block`.
+    unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast());
+        chars.map(|c| _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8))) as u32)
+    }
+}
+
+/// [`skip_container`] from `b[j]` (outside any string), `depth` brackets being open: looks
+/// for the next quote or bracket eight bytes at a time while structure is dense, and with
+/// memchr3 once [`SPARSE_RUN`] bytes pass without one (number arrays, long text).
+fn skip_container_from(b: &[u8], j: usize, mut depth: usize, open: u8, close: u8) -> Lexed<usize> {
+    let mut j = j;
+    let mut run = 0usize;
+    loop {
+        // Find the next quote or bracket at or after j.
+        match load8(b, j) {
+            Some(w) => {
+                let hit = bytes_equal(w, b'"') | bytes_equal(w, open) | bytes_equal(w, close);
+                if hit == 0 {
+                    j += 8;
+                    run += 8;
+                    if run >= SPARSE_RUN {
+                        match memchr3(open, close, b'"', &b[j..]) {
+                            None => return Err(LexError::Incomplete),
+                            Some(k) => j += k,
+                        }
+                    } else {
+                        continue;
+                    }
+                } else {
+                    j += (hit.trailing_zeros() / 8) as usize;
+                }
+            }
+            None => match memchr3(open, close, b'"', b.get(j..).unwrap_or(&[])) {
+                None => return Err(LexError::Incomplete),
+                Some(k) => j += k,
+            },
+        }
+        run = 0;
+        let c = b[j];
+        if c == b'"' {
+            j = string_end(b, j + 1)? + 1;
+        } else if c == open {
+            depth += 1;
+            j += 1;
+        } else {
+            depth -= 1;
+            j += 1;
+            if depth == 0 {
+                return Ok(j);
+            }
+        }
+    }
+}
+
+/// Bytes without structure after which [`skip_container`] switches to a SIMD search.
+/// Tuned on the benchmark traces: 16–64 gave the same time within noise.
+const SPARSE_RUN: usize = 32;
+
+/// Skips one JSON value starting exactly at `b[i]`; returns the offset just past it.
+#[inline]
+pub fn skip_value(b: &[u8], i: usize) -> Lexed<usize> {
+    let Some(&c) = b.get(i) else {
+        return Err(LexError::Incomplete);
+    };
+    match c {
+        b'"' => Ok(string_end(b, i + 1)? + 1),
+        b'{' => skip_container(b, i, b'{', b'}'),
+        b'[' => skip_container(b, i, b'[', b']'),
+        b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
+            let mut j = i + 1;
+            // Digits eight at a time (timestamps have 10–13).
+            while let Some(w) = load8(b, j) {
+                let n = digit_count(w) as usize;
+                j += n;
+                if n < 8 {
+                    break;
+                }
+            }
+            while j < b.len() {
+                match b[j] {
+                    b'0'..=b'9' | b'.' | b'e' | b'E' | b'+' | b'-' | b'a'..=b'z' => j += 1,
+                    _ => return Ok(j),
+                }
+            }
+            Err(LexError::Incomplete)
+        }
+        _ => Err(LexError::Malformed {
+            offset: i,
+            expected: "a JSON value",
+        }),
+    }
+}
+
+/// Walks the members of the object starting at `b[i]` (`{`): `value(key, v)` gets each
+/// member's raw key content (compared raw: the keys taskchain looks for never contain
+/// escapes) and the offset of its value, reads or skips the value and returns the offset
+/// past it. Returns the offset past the `}`.
+#[inline(always)]
+pub(crate) fn members_with(
+    b: &[u8],
+    i: usize,
+    mut value: impl FnMut(&[u8], usize) -> Lexed<usize>,
+) -> Lexed<usize> {
+    if b.get(i) != Some(&b'{') {
+        return Err(LexError::Malformed {
+            offset: i,
+            expected: "an object",
+        });
+    }
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b'}') {
+        return Ok(j + 1);
+    }
+    loop {
+        match b.get(j) {
+            None => return Err(LexError::Incomplete),
+            Some(b'"') => {}
+            Some(_) => {
+                return Err(LexError::Malformed {
+                    offset: j,
+                    expected: "a key string",
+                });
+            }
+        }
+        let key_start = j + 1;
+        let key_end = string_end(b, key_start)?;
+        j = skip_ws(b, key_end + 1);
+        match b.get(j) {
+            None => return Err(LexError::Incomplete),
+            Some(b':') => {}
+            Some(_) => {
+                return Err(LexError::Malformed {
+                    offset: j,
+                    expected: "':' after a key",
+                });
+            }
+        }
+        let v = skip_ws(b, j + 1);
+        let end = value(&b[key_start..key_end], v)?;
+        j = skip_ws(b, end);
+        match b.get(j) {
+            None => return Err(LexError::Incomplete),
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b'}') => return Ok(j + 1),
+            Some(_) => {
+                return Err(LexError::Malformed {
+                    offset: j,
+                    expected: "',' or '}'",
+                });
+            }
+        }
+    }
+}
+
+/// [`members_with`] for callers that read some values themselves: `visit(key, v)` gets each
+/// member's key and the offset of its value, and returns the offset past the value when it
+/// read it, or `None` to have it skipped. Returns the offset past the `}`.
+#[inline]
+pub fn object(
+    b: &[u8],
+    i: usize,
+    mut visit: impl FnMut(&[u8], usize) -> Option<Lexed<usize>>,
+) -> Lexed<usize> {
+    members_with(b, i, |k, v| match visit(k, v) {
+        Some(end) => end,
+        None => skip_value(b, v),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn containers_skip_the_same_in_blocks_and_byte_by_byte() {
+        // Pseudo-random bytes rich in structure (brackets of both kinds, quotes, escapes),
+        // starting with a bracket, and every prefix of them: the block skip and the
+        // byte-by-byte one end at the same byte or both say incomplete.
+        // (Without backslashes, the whole of most inputs is read in blocks.)
+        let alphabets: [&[u8]; 2] = [b"{}[]\"\\a,:0", b"{}[]\"\"a,:0"];
+        let mut x = 99u64;
+        let mut next = |n: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % n
+        };
+        let mut ended = 0;
+        for _ in 0..3000 {
+            let len = 1 + next(80) as usize;
+            let (open, close) = if next(2) == 0 {
+                (b'{', b'}')
+            } else {
+                (b'[', b']')
+            };
+            let alphabet = alphabets[next(2) as usize];
+            let mut v = vec![open];
+            v.extend((0..len).map(|_| alphabet[next(alphabet.len() as u64) as usize]));
+            for cut in 1..=v.len() {
+                let b = &v[..cut];
+                let block = skip_container(b, 0, open, close);
+                assert_eq!(
+                    block,
+                    skip_container_from(b, 0, 0, open, close),
+                    "{}",
+                    b.escape_ascii()
+                );
+                ended += block.is_ok() as usize;
+            }
+        }
+        // A long object with strings across blocks, then an escape, then its close.
+        let long = br#"{"a":"0123456789abcdef0123","b":{"c":[1,2,"]}"]},"d":"x\"}"}"#;
+        assert_eq!(skip_container(long, 0, b'{', b'}'), Ok(long.len()));
+        assert_eq!(
+            skip_container(&long[..long.len() - 1], 0, b'{', b'}'),
+            Err(LexError::Incomplete)
+        );
+        assert!(ended > 1000, "{ended} inputs ended inside the bytes");
+    }
+
+    #[test]
+    fn skips_strings_with_escaped_quotes_and_braces() {
+        let b = br#"{"a":"x\"}{","b":[1,{"c":"]"}]} tail"#;
+        assert_eq!(skip_value(b, 0), Ok(b.len() - 5));
+    }
+
+    #[test]
+    fn cut_off_values_are_incomplete() {
+        assert_eq!(skip_value(br#"{"a":[1,2"#, 0), Err(LexError::Incomplete));
+        assert_eq!(skip_value(br#""abc\"#, 0), Err(LexError::Incomplete));
+        assert_eq!(skip_value(b"123", 0), Err(LexError::Incomplete));
+    }
+
+    #[test]
+    fn junk_is_malformed_with_offset() {
+        assert_eq!(
+            skip_value(b"  @", 2),
+            Err(LexError::Malformed {
+                offset: 2,
+                expected: "a JSON value"
+            })
+        );
+    }
+
+    #[test]
+    fn members_give_raw_keys_and_value_ranges() {
+        // Each member's raw key and value bytes, the values skipped.
+        let members = |b: &[u8]| {
+            let mut got = vec![];
+            let end = members_with(b, 0, |k, v| {
+                let end = skip_value(b, v)?;
+                got.push((k.to_vec(), b[v..end].to_vec()));
+                Ok(end)
+            });
+            (end, got)
+        };
+        let b = br#"{ "a" : [1,{"x":"}"}] , "b":"s","c":{} }"#;
+        let (end, got) = members(b);
+        assert_eq!(end, Ok(b.len()));
+        assert_eq!(
+            got,
+            [
+                (b"a".to_vec(), br#"[1,{"x":"}"}]"#.to_vec()),
+                (b"b".to_vec(), br#""s""#.to_vec()),
+                (b"c".to_vec(), b"{}".to_vec()),
+            ]
+        );
+        assert_eq!(members(b"{}").0, Ok(2));
+        assert_eq!(members(br#"{"a":1"#).0, Err(LexError::Incomplete));
+    }
+}

@@ -1,0 +1,16 @@
+//! The integration tests, one binary (`autotests = false` in Cargo.toml): a module per
+//! subject, with the shared helpers of [`common`] (`taskchain()`, `golden()`, …).
+//! `BLESS=1 cargo test` rewrites the golden files that differ and names each one on
+//! stderr.
+
+mod batch;
+mod cli;
+mod common;
+mod edge_cases;
+mod field;
+mod fuzz_regressions;
+mod ground_truth;
+mod layers;
+mod parties;
+mod samples;
+mod sourcemaps;
