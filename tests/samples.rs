@@ -184,3 +184,62 @@ fn compact_and_general_event_parses_agree_on_every_sample_event() {
     }
     assert!(total > 100_000, "{total} events");
 }
+
+#[test]
+fn recorded_triggers_name_what_started_each_task() {
+    // scripts/record-chains.js, in order: the page's load (about:blank's pagehide before
+    // it), boot.js evaluated at load, recursion.js's evaluation (no URL in its event), the
+    // two clicks, setTimeout(onTimer, 50), requestAnimationFrame(onFrame), a
+    // MessageChannel message to onMessage, and a keystroke whose keydown listener (onKey,
+    // the target stack) and input listener (onInput) ran in one task.
+    let csv = String::from_utf8(report(
+        &[],
+        &[trace_path("recursion-and-triggers")],
+        Format::Csv,
+        1,
+    ))
+    .unwrap();
+    let mut rows = ::csv::Reader::from_reader(csv.as_bytes());
+    let headers = rows.headers().unwrap().clone();
+    let col = |name: &str| headers.iter().position(|h| h == name).unwrap();
+    let (trigger, detail) = (col("trigger"), col("trigger_detail"));
+    let got: Vec<(String, String)> = rows
+        .records()
+        .map(|r| r.unwrap())
+        .map(|r| {
+            // Detail without the server's port.
+            let shown = r[detail]
+                .split("http://127.0.0.1:")
+                .enumerate()
+                .map(|(i, p)| {
+                    if i == 0 {
+                        p
+                    } else {
+                        p.split_once('/').map_or(p, |x| x.1)
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("");
+            (r[trigger].to_string(), shown)
+        })
+        .collect();
+    let want = [
+        ("event:pagehide", ""),
+        ("script", "boot.js"),
+        ("script", ""),
+        ("event:click", "onFibClick recursion.js:12:20"),
+        ("event:click", "onMutualClick recursion.js:15:23"),
+        (
+            "timer",
+            "id 1, setTimeout 50 ms: onTimer recursion.js:16:17",
+        ),
+        ("animation-frame", "onFrame recursion.js:17:17"),
+        ("function-call", "onMessage recursion.js:18:19"),
+        ("event:keydown", "onKey recursion.js:19:15"),
+    ];
+    let want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(got, want);
+}

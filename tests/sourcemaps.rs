@@ -163,14 +163,15 @@ fn csv_chain_shows_originals_unless_generated_names_are_asked_for() {
     // The source-map columns, then the parties' (issue 16).
     assert!(header.ends_with(
         ",leaf_original_function,leaf_original_source,leaf_original_line,leaf_original_column,\
-         leaf_party,leaf_vendor,entry_party,entry_vendor"
+         leaf_party,leaf_vendor,entry_party,entry_vendor,\
+         trigger,trigger_detail"
     ));
     // The flush timer task: hand-checked against src/scheduler.js and src/audit.js.
     assert!(
         original.contains(
             "onFlushTimer (../../src/scheduler.js:9:10) > flush (../../src/audit.js:24:3) > \
              encodeAuditEntries (../../src/audit.js:3:35),trace,,,,encodeAuditEntries,\
-             ../../src/audit.js,3,35"
+             ../../src/audit.js,3,35,"
         ),
         "{original}"
     );

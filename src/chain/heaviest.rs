@@ -81,5 +81,6 @@ pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
         samples: count[stack],
         time: cur_time,
         tied: false,
+        subtree: true,
     })
 }

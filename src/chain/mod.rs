@@ -13,11 +13,12 @@
 
 mod heaviest;
 mod recursion;
+pub mod trigger;
 mod window;
 
 use crate::profile::{CpuProfile, FrameIndex, FrameKind, ProfileSet, StackIndex, WindowSamples};
 use crate::tasks::LongTask;
-use crate::time::TimeDelta;
+use crate::time::{TimeDelta, Timestamp};
 pub use recursion::CollapseRecursion;
 pub use window::Window;
 
@@ -248,6 +249,12 @@ pub struct TaskChain {
     /// their leaf frame (`""` for frames without one: `(program)`, natives, VM states),
     /// with the sample count, most samples first (ties: by URL).
     pub leaf_urls: Vec<(String, u32)>,
+    /// Times of the target samples (those counted in `target_samples`), sorted: which
+    /// entry point of the task ran them decides its trigger.
+    pub target_times: Vec<Timestamp>,
+    /// What started the task, for trace tasks ([`trigger::of_task`], filled by the caller,
+    /// which has the trace's entry points).
+    pub trigger: Option<trigger::Trigger>,
 }
 
 /// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`] (the
@@ -275,6 +282,8 @@ pub fn resolve(
         unreadable_chunks: 0,
         stacks: Vec::new(),
         leaf_urls: Vec::new(),
+        target_times: Vec::new(),
+        trigger: None,
     };
     out.flags.set(Flags::INCOMPLETE, task.incomplete);
     if !profiles.covers(task.thread) {
@@ -327,6 +336,7 @@ pub fn resolve(
                 && window.holds_backward_step(&samples.reordered)),
     );
     apply(&mut out, profile, pick.as_ref(), cfg.min_confidence);
+    let mut final_pick = pick;
     if out.window_samples < cfg.min_samples {
         out.status = ChainStatus::LowConfidence;
     }
@@ -346,12 +356,56 @@ pub fn resolve(
                         }
                         alt.flags.set(Flags::FALLBACK, true);
                         out = alt;
+                        final_pick = heaviest();
                     }
                 }
             }
         }
     }
+    if let Some(p) = &final_pick {
+        out.target_times = target_times(&w, collapsed.as_ref(), p);
+    }
     Some(out)
+}
+
+/// Times of the candidates `pick` counted, in time order.
+fn target_times(
+    w: &window::Weighted<'_>,
+    collapsed: Option<&recursion::Collapsed>,
+    pick: &Pick,
+) -> Vec<Timestamp> {
+    let stacks = &w.profile.stacks;
+    let ts = w.ts();
+    // Sized once: the pick counted its samples (growing the vector page by page cost
+    // more than resolving the chain on traces with thousands of long tasks).
+    let mut out = Vec::with_capacity(pick.samples);
+    match (&pick.target, collapsed) {
+        (Target::Collapsed(_, node), Some(c)) => out.extend(
+            (0..w.len())
+                .filter(|&k| c.holds(w, k, *node, pick.subtree))
+                .map(|k| ts[k]),
+        ),
+        (Target::Stack(s), _) if !pick.subtree => {
+            out.extend((0..w.len()).filter(|&k| w.stack(k) == *s).map(|k| ts[k]))
+        }
+        (Target::Stack(s), _) => {
+            // A stack is under `s` when its parent is (parents come first).
+            let mut under = vec![false; stacks.len()];
+            under[s.index()] = true;
+            for i in s.index() + 1..stacks.len() {
+                under[i] = stacks
+                    .parent(StackIndex::new(i))
+                    .is_some_and(|p| under[p.index()]);
+            }
+            out.extend(
+                (0..w.len())
+                    .filter(|&k| under[w.stack(k).index()])
+                    .map(|k| ts[k]),
+            )
+        }
+        (Target::Collapsed(..), None) => {}
+    }
+    out
 }
 
 /// What a pick names: a stack of the profile, or a path of collapsed frames.
@@ -359,8 +413,8 @@ pub fn resolve(
 pub enum Target {
     /// An exact stack.
     Stack(StackIndex),
-    /// Frames root → leaf, each with the calls merged into it.
-    Collapsed(Vec<(FrameIndex, u32)>),
+    /// Frames root → leaf, each with the calls merged into it, and the collapsed node.
+    Collapsed(Vec<(FrameIndex, u32)>, u32),
 }
 
 /// A chosen stack with its sample count and time.
@@ -374,6 +428,8 @@ pub struct Pick {
     pub time: TimeDelta,
     /// Another group has as many samples (the tie went to the earliest).
     pub tied: bool,
+    /// The samples counted are the target stack's whole subtree (heaviest path).
+    pub subtree: bool,
 }
 
 /// Fills the row from a pick and sets its status: `low_confidence` below
@@ -402,7 +458,7 @@ fn apply(out: &mut TaskChain, profile: &CpuProfile, pick: Option<&Pick>, min_con
             out.chain = chain_frames(profile, *s);
             profile.stacks.frame(*s)
         }
-        Target::Collapsed(path) => {
+        Target::Collapsed(path, _) => {
             out.chain = recursion::collapsed_frames(profile, path);
             path.last().expect("a collapsed path has a frame").0
         }

@@ -103,6 +103,21 @@ impl Collapsed {
         self.of_stack[w.stack(k).index()]
     }
 
+    /// True when candidate `k`'s collapsed stack is `node` (or, with `subtree`, under it).
+    pub fn holds(&self, w: &Weighted<'_>, k: usize, node: u32, subtree: bool) -> bool {
+        let mut cur = Some(self.node_of(w, k));
+        while let Some(c) = cur {
+            if c == node {
+                return true;
+            }
+            if !subtree {
+                return false;
+            }
+            cur = self.nodes.get(c as usize).and_then(|n| n.parent);
+        }
+        false
+    }
+
     /// Frames of node `n` from the root, with their depths.
     pub fn path(&self, n: u32) -> Vec<(FrameIndex, u32)> {
         let mut out = Vec::new();
@@ -144,10 +159,11 @@ impl Collapsed {
             .enumerate()
             .any(|(n, g)| n != node && g.0 == samples);
         Some(Pick {
-            target: super::Target::Collapsed(self.path(node as u32)),
+            target: super::Target::Collapsed(self.path(node as u32), node as u32),
             samples,
             time,
             tied,
+            subtree: false,
         })
     }
 
@@ -210,10 +226,11 @@ impl Collapsed {
         }
         let node = cur?;
         Some(Pick {
-            target: super::Target::Collapsed(self.path(node as u32)),
+            target: super::Target::Collapsed(self.path(node as u32), node as u32),
             samples: count[node],
             time: cur_time,
             tied: false,
+            subtree: true,
         })
     }
 }

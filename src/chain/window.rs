@@ -110,7 +110,7 @@ impl<'p> Weighted<'p> {
     }
 
     /// Times of the candidates, sorted.
-    fn ts(&self) -> &[Timestamp] {
+    pub fn ts(&self) -> &[Timestamp] {
         &self.table.ts[self.first..self.first + self.len]
     }
 
@@ -175,6 +175,7 @@ impl<'p> Weighted<'p> {
             samples,
             time,
             tied,
+            subtree: false,
         })
     }
 

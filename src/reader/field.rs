@@ -730,6 +730,7 @@ pub fn read(
         events: 0,
         broken: None,
         sample_interval: Some(interval),
+        entries: Default::default(),
     })
 }
 

@@ -12,10 +12,10 @@ pub mod trace;
 use std::collections::HashMap;
 
 use crate::profile::ProfileSet;
-use crate::scan::records::PageUrl;
+use crate::scan::records::{EntryPoint, PageUrl, TimerInstall};
 use crate::tasks::{LongTask, TopLevelTask};
 use crate::time::{TimeDelta, Timestamp};
-use crate::vocab::{Diagnostics, ThreadKey};
+use crate::vocab::{Diagnostics, FastMap, Pid, ThreadKey};
 
 /// The script of a long-animation-frame entry that overlaps a task most: its entry point.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -100,4 +100,41 @@ pub struct Recording {
     /// resolution's default lookback, and 2.5 of them the shortest stretch without
     /// samples it calls a `profile_gap`.
     pub sample_interval: Option<TimeDelta>,
+    /// A trace's entry-point events by thread, for each task's trigger (empty for field
+    /// data, whose LoAF entries say it instead).
+    pub entries: EntryIndex,
+}
+
+/// Entry-point events of the threads in scope, each list sorted by `ts` (longer first on
+/// ties, so an event comes before those it holds), and where each timer was set.
+#[derive(Debug, Default)]
+pub struct EntryIndex {
+    /// Entry points by thread.
+    pub by_thread: FastMap<ThreadKey, Vec<EntryPoint>>,
+    /// `TimerInstall` details by (pid, timer id).
+    pub timers: FastMap<(Pid, i64), String>,
+}
+
+impl EntryIndex {
+    /// The entry points of `threads` (sorted) from a scan's lists.
+    pub fn new(
+        entries: Vec<EntryPoint>,
+        installs: Vec<TimerInstall>,
+        threads: &[ThreadKey],
+    ) -> EntryIndex {
+        let mut by_thread: FastMap<ThreadKey, Vec<EntryPoint>> = FastMap::default();
+        for e in entries {
+            if threads.binary_search(&e.thread).is_ok() {
+                by_thread.entry(e.thread).or_default().push(e);
+            }
+        }
+        for list in by_thread.values_mut() {
+            list.sort_by_key(|e| (e.ts, std::cmp::Reverse(e.dur)));
+        }
+        let timers = installs
+            .into_iter()
+            .map(|t| ((t.pid, t.timer_id), t.detail))
+            .collect();
+        EntryIndex { by_thread, timers }
+    }
 }

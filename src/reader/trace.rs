@@ -69,6 +69,11 @@ pub fn read(
         events: trace.events,
         broken,
         sample_interval: None,
+        entries: super::EntryIndex::new(
+            std::mem::take(&mut trace.entry_points),
+            std::mem::take(&mut trace.timer_installs),
+            &threads,
+        ),
     };
     later.keep(trace);
     later.keep((top, long, marks));

@@ -88,6 +88,9 @@ impl<W: Write> CsvWriter<W> {
                     .map_or("", |e| e.name.as_str()),
             )?;
         }
+        let trigger = r.trigger.as_ref();
+        w.write_field(trigger.map_or("", |t| t.kind.as_str()))?;
+        w.write_field(trigger.map_or("", |t| t.detail.as_str()))?;
         w.write_record(None::<&[u8]>)
     }
 

@@ -118,6 +118,8 @@ struct Task<'a> {
     entry_party: Option<&'static str>,
     entry_vendor: Option<&'a str>,
     party_shares: Option<Shares<'a>>,
+    trigger: Option<&'a str>,
+    trigger_detail: Option<&'a str>,
 }
 
 fn task(r: &ReportRow) -> Task<'_> {
@@ -171,6 +173,12 @@ fn task(r: &ReportRow) -> Task<'_> {
         party_shares: parties
             .filter(|p| !p.shares.is_empty())
             .map(|p| Shares(&p.shares)),
+        trigger: r.trigger.as_ref().map(|t| t.kind.as_str()),
+        trigger_detail: r
+            .trigger
+            .as_ref()
+            .map(|t| t.detail.as_str())
+            .filter(|d| !d.is_empty()),
     }
 }
 

@@ -32,8 +32,8 @@ pub enum Format {
 
 /// The CSV header: docs/METHOD.md §3's columns in order, then `task_source` and the LoAF entry point
 /// (issue 5), empty for traces, then the leaf's source-map original (empty without one),
-/// then who owns the leaf and the entry frame (issue 16, empty when unknown).
-pub const COLUMNS: [&str; 31] = [
+/// then who owns the leaf and the entry frame (issue 16, empty when unknown), then the trigger (issue 17).
+pub const COLUMNS: [&str; 33] = [
     "file",
     "pid",
     "tid",
@@ -65,6 +65,8 @@ pub const COLUMNS: [&str; 31] = [
     "leaf_vendor",
     "entry_party",
     "entry_vendor",
+    "trigger",
+    "trigger_detail",
 ];
 
 /// One long task as reported.
@@ -102,6 +104,9 @@ pub struct ReportRow {
     pub loaf: Option<LoafScript>,
     /// What the enrichment stage added (page, per-frame notes).
     pub notes: crate::enrich::TaskNotes,
+    /// What started the task (trace rows; `None` for field data, whose LoAF entry point
+    /// says it).
+    pub trigger: Option<crate::chain::trigger::Trigger>,
 }
 
 impl ReportRow {
@@ -124,6 +129,7 @@ impl ReportRow {
             task_source: TaskSource::Trace,
             loaf: None,
             notes: Default::default(),
+            trigger: c.trigger,
         }
     }
     /// The leaf frame (last of the chain).

@@ -16,6 +16,27 @@ use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ProfileKey, ThreadKey, Tid
 /// The diagnostics kind of events without a `ph` (not trace events).
 pub const NO_PHASE: &str = "events without a \"ph\"";
 
+/// A `FunctionCall`'s or stack frame's function as `name url:line:col` (the trace's line
+/// and column as given: 1-based in `FunctionCall` data); `(anonymous)` for no name.
+fn function_text(d: &BorrowedValue<'_>) -> String {
+    let name = text(d, "functionName").filter(|n| !n.is_empty());
+    let mut s = name.unwrap_or_else(|| "(anonymous)".into());
+    let url = text(d, "url").unwrap_or_default();
+    let line = field(d, "lineNumber").and_then(int);
+    let column = field(d, "columnNumber").and_then(int);
+    if !url.is_empty() || line.is_some() {
+        s.push(' ');
+        s.push_str(&url);
+        if let Some(l) = line {
+            s.push_str(&format!(":{l}"));
+            if let Some(c) = column {
+                s.push_str(&format!(":{c}"));
+            }
+        }
+    }
+    s
+}
+
 /// Combines two optional values with `f` (either alone when the other is missing).
 fn combine<T: Copy>(a: Option<T>, b: Option<T>, f: impl Fn(T, T) -> T) -> Option<T> {
     match (a, b) {
@@ -147,7 +168,13 @@ impl Collector {
     }
 
     fn other(&mut self, ev: &TraceEvent<'_>, ts: Option<Timestamp>) {
+        if ev.ph == Phase::Complete
+            && let Some(kind) = EntryKind::of_name(ev.name)
+        {
+            return self.entry_point(ev, kind, ts);
+        }
         match ev.name {
+            b"TimerInstall" => self.timer_install(ev),
             b"Profile" => self.profile(ev, thread_of(ev), ts),
             b"ProfileChunk" => self.chunk(ev, thread_of(ev), ts),
             b"CpuProfile" => self.cpu_profile(ev, thread_of(ev), ts),
@@ -167,6 +194,67 @@ impl Collector {
             }
             _ => {}
         }
+    }
+
+    /// Keeps an entry-point event with what its `args` say about it.
+    fn entry_point(&mut self, ev: &TraceEvent<'_>, kind: EntryKind, ts: Option<Timestamp>) {
+        let (Some(ts), Some(dur)) = (ts, ev.dur()) else {
+            return;
+        };
+        let mut timer_id = None;
+        let detail = match kind {
+            EntryKind::EventDispatch => self.with_data(ev, |d| text(d, "type")),
+            EntryKind::FunctionCall => self.with_data(ev, |d| Some(function_text(d))),
+            EntryKind::TimerFire => {
+                timer_id = self.with_data(ev, |d| int(field(d, "timerId")?));
+                None
+            }
+            EntryKind::Script | EntryKind::Xhr => self.with_data(ev, |d| text(d, "url")),
+            EntryKind::ParseHtml => ev.args.and_then(|raw| {
+                self.args
+                    .with(raw, |v| text(field(v, "beginData")?, "url"))
+                    .flatten()
+            }),
+            _ => None,
+        };
+        self.t.entry_points.push(EntryPoint {
+            thread: thread_of(ev),
+            ts,
+            dur: dur.max(TimeDelta::ZERO),
+            kind,
+            detail: detail.unwrap_or_default(),
+            timer_id,
+        });
+    }
+
+    /// Keeps a `TimerInstall`: its id, kind, timeout and the frame that set it.
+    fn timer_install(&mut self, ev: &TraceEvent<'_>) {
+        let Some((timer_id, detail)) = self.with_data(ev, |d| {
+            let id = int(field(d, "timerId")?)?;
+            let once = field(d, "singleShot")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(true);
+            let mut detail = format!(
+                "{} {} ms",
+                if once { "setTimeout" } else { "setInterval" },
+                field(d, "timeout").and_then(int).unwrap_or(0)
+            );
+            if let Some(top) = field(d, "stackTrace")
+                .and_then(|s| s.as_array())
+                .and_then(|a| a.first())
+            {
+                detail.push_str(" at ");
+                detail.push_str(&function_text(top));
+            }
+            Some((id, detail))
+        }) else {
+            return;
+        };
+        self.t.timer_installs.push(TimerInstall {
+            pid: Pid(ev.pid()),
+            timer_id,
+            detail,
+        });
     }
 
     /// Parses `args` and hands `args.data` to `f`; counts unparsable args.
@@ -487,6 +575,8 @@ impl Collector {
         let t = later.t;
         self.t.thread_names.extend(t.thread_names);
         self.t.task_marks.append(t.task_marks);
+        self.t.entry_points.extend(t.entry_points);
+        self.t.timer_installs.extend(t.timer_installs);
         self.t.profiles.extend(t.profiles);
         for (key, data) in t.profile_data {
             match self.t.profile_data.entry(key) {

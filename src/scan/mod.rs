@@ -70,6 +70,10 @@ pub struct ScannedTrace {
     pub thread_names: HashMap<ThreadKey, String>,
     /// Task-like events and `B`/`E` marks, in file order.
     pub task_marks: TaskMarks,
+    /// Entry-point events (`EventDispatch`, `FunctionCall`, `TimerFire`, …), in file order.
+    pub entry_points: Vec<EntryPoint>,
+    /// `TimerInstall` events, in file order.
+    pub timer_installs: Vec<TimerInstall>,
     /// `Profile` events.
     pub profiles: Vec<ProfileEvent>,
     /// `ProfileChunk` events' samples and nodes, by profile (pid, id).

@@ -49,6 +49,102 @@ pub struct Node {
     pub call_frame: CallFrame,
 }
 
+/// What kind of entry point a trace event is (issue 17: what started a task). From
+/// Chrome's `devtools.timeline` events, as DevTools' Performance panel names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EntryKind {
+    /// `EventDispatch` (`args.data.type`: click, keydown, input…).
+    EventDispatch,
+    /// `FunctionCall`: V8 called into a JS function (a listener, callback, message).
+    FunctionCall,
+    /// `TimerFire`.
+    TimerFire,
+    /// `FireAnimationFrame`.
+    AnimationFrame,
+    /// `FireIdleCallback`.
+    IdleCallback,
+    /// `EvaluateScript`, `v8.evaluateModule`.
+    Script,
+    /// `ParseHTML`.
+    ParseHtml,
+    /// `XHRReadyStateChange`, `XHRLoad`.
+    Xhr,
+    /// `RunMicrotasks`.
+    Microtasks,
+    /// `MinorGC`, `MajorGC`, `V8.GCScavenger`, `V8.GCFinalizeMC`, `BlinkGC.AtomicPhase`.
+    Gc,
+    /// `UpdateLayoutTree`, `RecalculateStyles`, `Layout`.
+    StyleLayout,
+    /// `PrePaint`, `Paint`, `Layerize`, `UpdateLayerTree`, `CompositeLayers`.
+    Paint,
+}
+
+impl EntryKind {
+    /// The kind of a complete (`X`) event by its name, `None` for other names.
+    #[inline]
+    pub fn of_name(name: &[u8]) -> Option<EntryKind> {
+        Some(match name {
+            b"EventDispatch" => EntryKind::EventDispatch,
+            b"FunctionCall" => EntryKind::FunctionCall,
+            b"TimerFire" => EntryKind::TimerFire,
+            b"FireAnimationFrame" => EntryKind::AnimationFrame,
+            b"FireIdleCallback" => EntryKind::IdleCallback,
+            b"EvaluateScript" | b"v8.evaluateModule" => EntryKind::Script,
+            b"ParseHTML" => EntryKind::ParseHtml,
+            b"XHRReadyStateChange" | b"XHRLoad" => EntryKind::Xhr,
+            b"RunMicrotasks" => EntryKind::Microtasks,
+            b"MinorGC"
+            | b"MajorGC"
+            | b"V8.GCScavenger"
+            | b"V8.GCFinalizeMC"
+            | b"BlinkGC.AtomicPhase" => EntryKind::Gc,
+            b"UpdateLayoutTree" | b"RecalculateStyles" | b"Layout" => EntryKind::StyleLayout,
+            b"PrePaint" | b"Paint" | b"Layerize" | b"UpdateLayerTree" | b"CompositeLayers" => {
+                EntryKind::Paint
+            }
+            _ => return None,
+        })
+    }
+
+    /// True for the kinds that run JavaScript (all but GC, style/layout and paint).
+    pub fn runs_js(self) -> bool {
+        !matches!(
+            self,
+            EntryKind::Gc | EntryKind::StyleLayout | EntryKind::Paint
+        )
+    }
+}
+
+/// An entry-point event (an `X` event of an [`EntryKind`]) on some thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryPoint {
+    /// The thread.
+    pub thread: ThreadKey,
+    /// `ts`.
+    pub ts: Timestamp,
+    /// `dur`.
+    pub dur: TimeDelta,
+    /// What it is.
+    pub kind: EntryKind,
+    /// From `args`: the event type (`click`), the function (`name url:line:col`, 1-based
+    /// as the trace gives them), the timer id, the script or document URL; empty when none.
+    pub detail: String,
+    /// `TimerFire`: `args.data.timerId`.
+    pub timer_id: Option<i64>,
+}
+
+/// A `TimerInstall` instant event: where a timer was set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TimerInstall {
+    /// The process (timer ids are per renderer).
+    pub pid: Pid,
+    /// `args.data.timerId`.
+    pub timer_id: i64,
+    /// `setTimeout 50 ms` or `setInterval 50 ms`, then ` at name url:line:col` from
+    /// `args.data.stackTrace[0]` when the trace has it.
+    pub detail: String,
+}
+
 /// A task-like event (`RunTask` and its older names) or a `B`/`E` mark on some thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskMark {
