@@ -298,6 +298,7 @@ pub fn resolve_chains(
         .map(|(mut c, t)| {
             let notes = enricher.task(&c);
             c.flags.set(Flags::TRUNCATED_FILE, rec.truncated);
+            c.flags.set(Flags::DAMAGED_FILE, rec.damaged);
             // In a cut-off file, a thread without a profile may have had one in the part
             // not written: that is the cut's doing, not the recording's.
             if rec.truncated && c.status == chain::ChainStatus::NoProfile {

@@ -394,7 +394,7 @@ fn cut_gzip_keeps_the_decoded_part() {
 }
 
 #[test]
-fn corrupt_middle_keeps_rows_before_it_and_exits_2() {
+fn corrupt_middle_costs_one_event_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("mid.json");
     std::fs::write(
@@ -408,11 +408,17 @@ fn corrupt_middle_keeps_rows_before_it_and_exits_2() {
     let out = taskchain().arg(&f).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert_eq!(stdout.lines().count(), 2, "{stdout}");
-    assert!(stdout.contains(",profile_cut_off,truncated_file,"));
+    // Both tasks, the one after the damage too, flagged; the bad event (bytes 147–158,
+    // its line) is skipped and the walk resumes at the next line, byte 159.
+    assert_eq!(stdout.lines().count(), 3, "{stdout}");
+    assert_eq!(
+        stdout.matches(",no_profile,damaged_file,").count(),
+        2,
+        "{stdout}"
+    );
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
-        stderr.contains("invalid JSON at byte 153 (event 2): expected ':' after a key"),
+        stderr.contains("invalid JSON at byte 153 (event 2): expected ':' after a key; skipped 12 bytes (1 event), resumed at byte 159"),
         "{stderr}"
     );
 }

@@ -207,3 +207,166 @@ fn missing_output_folder_is_named_and_create_dirs_creates_it() {
     assert_eq!(report.lines().count(), 2);
     assert!(d.path().join("new/s.csv").is_file());
 }
+
+/// `small_trace(n)` with an event nothing uses as its third line, and that line's offset.
+fn trace_with_noise(n: usize) -> (String, usize) {
+    let t = small_trace(n);
+    let at = t.match_indices('\n').nth(2).unwrap().0 + 1;
+    let noise = r#"{"ph":"I","name":"Noise","pid":1,"tid":1,"ts":50000,"args":{"x":1}},"#;
+    (format!("{}{noise}\n{}", &t[..at], &t[at..]), at)
+}
+
+fn gzip(b: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(b).unwrap();
+    e.finish().unwrap()
+}
+
+/// Runs taskchain on `bytes` as a whole file, a `.gz` file and standard input, at -j1 and
+/// -j2; asserts that all six give the same exit code, stderr and report; returns them.
+fn everywhere(bytes: &[u8]) -> (i32, String, String) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("t.json"), bytes).unwrap();
+    std::fs::write(d.path().join("t.json.gz"), gzip(bytes)).unwrap();
+    let mut seen: Option<(i32, String, String)> = None;
+    for j in ["1", "2"] {
+        for (input, shown) in [
+            ("t.json", "t.json"),
+            ("t.json.gz", "t.json.gz"),
+            ("- < t.json", "-"),
+        ] {
+            let o = sh(d.path(), &format!("$T -j{j} {input}"));
+            // The same bytes whatever the file is called.
+            let out = String::from_utf8(o.stdout.clone())
+                .unwrap()
+                .replace(shown, "F");
+            let err = stderr(&o).replace(shown, "F");
+            let got = (o.status.code().unwrap(), err, out);
+            match &seen {
+                None => seen = Some(got),
+                Some(s) => assert_eq!(&got, s, "{input} -j{j}"),
+            }
+        }
+    }
+    seen.unwrap()
+}
+
+fn flagged_rows(out: &str) -> Vec<&str> {
+    out.lines()
+        .skip(1)
+        .filter(|l| l.contains("damaged_file"))
+        .collect()
+}
+
+#[test]
+fn corrupt_event_costs_that_event() {
+    let (t, at) = trace_with_noise(4);
+    let bad = t.replacen(r#""ts":50000"#, r##""ts"#50000"##, 1);
+    let hash = bad.find("\"ts\"#").unwrap() + 4;
+    let next = at + bad[at..].find('\n').unwrap() + 1;
+    let (code, err, out) = everywhere(bad.as_bytes());
+    assert_eq!(code, 2);
+    let expected = format!(
+        "invalid JSON at byte {hash} (event 2): expected ':' after a key; skipped {} bytes (1 event), resumed at byte {next}",
+        next - at
+    );
+    assert!(err.contains(&expected), "{err}\nwanted {expected}");
+    // All four tasks kept, with their chains, and flagged.
+    assert_eq!(out.lines().count(), 5, "{out}");
+    assert_eq!(flagged_rows(&out).len(), 4);
+    for k in 0..4 {
+        assert!(out.contains(&format!("f{k} (a.js:{}:1)", k + 1)));
+    }
+    // The intact file: no flag, exit 0.
+    let (code, _, out) = everywhere(t.as_bytes());
+    assert_eq!((code, flagged_rows(&out).len()), (0, 0));
+}
+
+#[test]
+fn stray_bracket_in_a_profile_chunk_costs_that_chunk() {
+    let t = small_trace(4);
+    // Chunk of task 1: a stray `[` in its timeDeltas, which never closes.
+    let chunk1 = t.find(r#""functionName":"f1""#).unwrap();
+    let deltas = chunk1 + t[chunk1..].find("\"timeDeltas\":[").unwrap() + 14;
+    let bad = format!("{}[{}", &t[..deltas], &t[deltas..]);
+    let (code, err, out) = everywhere(bad.as_bytes());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("invalid JSON at byte"), "{err}");
+    assert!(err.contains("resumed at byte"), "{err}");
+    // Every task is kept and flagged: the lost chunk's time deltas shift the samples after
+    // it, so rows after the damage are to be taken with care; the first keeps its chain.
+    assert_eq!(out.lines().count(), 5, "{out}");
+    assert!(out.contains("f0 (a.js:1:1)"), "{out}");
+    assert!(!out.contains("f1 (a.js"));
+    assert_eq!(flagged_rows(&out).len(), 4);
+}
+
+#[test]
+fn missing_bracket_in_a_profile_chunk_costs_that_chunk() {
+    let t = small_trace(4);
+    let chunk2 = t.find(r#""functionName":"f2""#).unwrap();
+    let samples_end = chunk2 + t[chunk2..].find("]},\"timeDeltas\"").unwrap();
+    let bad = format!("{}{}", &t[..samples_end], &t[samples_end + 1..]);
+    let (code, err, out) = everywhere(bad.as_bytes());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("skipped"), "{err}");
+    assert_eq!(out.lines().count(), 5, "{out}");
+    for k in [0, 1] {
+        assert!(out.contains(&format!("f{k} (a.js:{}:1)", k + 1)), "{out}");
+    }
+    assert!(!out.contains("f2 (a.js"));
+    assert_eq!(flagged_rows(&out).len(), 4);
+}
+
+/// The fuzz target's check (`fuzz/fuzz_targets/pipeline.rs`) on damaged recordings: a
+/// whole file and the same bytes as a stream of small blocks give the same rows, the
+/// same damage message and the same flags, for 300 byte flips of a trace.
+#[test]
+fn whole_file_and_stream_agree_on_damaged_traces() {
+    use taskchain::{Settings, analyze_bytes, analyze_stream};
+    let (t, _) = trace_with_noise(5);
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let settings = Settings::default();
+    for _ in 0..300 {
+        let mut b = t.clone().into_bytes();
+        let at = (next() % b.len() as u64) as usize;
+        b[at] = b"#[]{}\",:0 \n"[(next() % 11) as usize];
+        let whole = analyze_bytes("f", &b, &settings);
+        let block = 1 + (next() % 97) as usize;
+        let blocks: Vec<std::io::Result<Vec<u8>>> =
+            b.chunks(block).map(|c| Ok(c.to_vec())).collect();
+        let streamed = analyze_stream("f", blocks.into_iter(), &settings);
+        match (&whole, &streamed) {
+            (Ok(a), Ok(s)) => {
+                let ctx =
+                    String::from_utf8_lossy(&b[at.saturating_sub(40)..(at + 40).min(b.len())]);
+                assert_eq!(
+                    a.rows.len(),
+                    s.rows.len(),
+                    "flip at {at} block {block}: {ctx}"
+                );
+                assert_eq!(a.broken, s.broken, "flip at {at}");
+                for (x, y) in a.rows.iter().zip(&s.rows) {
+                    assert_eq!(
+                        (x.task_ts, x.task_dur, x.status, &x.chain, x.flags),
+                        (y.task_ts, y.task_dur, y.status, &y.chain, y.flags),
+                        "flip at {at}"
+                    );
+                }
+            }
+            (Err(_), Err(_)) => {}
+            (a, s) => panic!(
+                "flip at {at}: whole {:?} vs streamed {:?}",
+                a.as_ref().err(),
+                s.as_ref().err()
+            ),
+        }
+    }
+}

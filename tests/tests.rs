@@ -11,6 +11,7 @@ mod field;
 mod fuzz_regressions;
 mod ground_truth;
 mod layers;
+mod lossless;
 mod parties;
 mod samples;
 mod sourcemaps;

@@ -143,8 +143,11 @@ impl Flags {
     /// The profile's first sample lies inside the window (after its start): the profiler started during the
     /// task, whose start it did not see (its own start shows as `(program)`).
     pub const PROFILE_STARTED_INSIDE: Flags = Flags(64);
+    /// Part of the file's event array was invalid JSON and skipped (the events in it are
+    /// missing: a chunk among them would have held samples of any task).
+    pub const DAMAGED_FILE: Flags = Flags(128);
 
-    const NAMES: [(Flags, &'static str); 7] = [
+    const NAMES: [(Flags, &'static str); 8] = [
         (Flags::INCOMPLETE, "incomplete"),
         (Flags::TRUNCATED_FILE, "truncated_file"),
         (
@@ -155,6 +158,7 @@ impl Flags {
         (Flags::PROFILE_GAP, "profile_gap"),
         (Flags::FALLBACK, "fallback"),
         (Flags::PROFILE_STARTED_INSIDE, "profile_started_inside"),
+        (Flags::DAMAGED_FILE, "damaged_file"),
     ];
 
     /// Sets `f` when `on`.

@@ -713,6 +713,7 @@ pub fn read(
         thread_names: names,
         first_ts: p.origin,
         truncated: false,
+        damaged: false,
         profiles,
         pages: p
             .page

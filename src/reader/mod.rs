@@ -80,6 +80,8 @@ pub struct Recording {
     pub first_ts: Timestamp,
     /// The input was cut off.
     pub truncated: bool,
+    /// Part of the input was invalid JSON and skipped (see `broken`).
+    pub damaged: bool,
     /// The rebuilt profiles.
     pub profiles: ProfileSet,
     /// The main frame's URLs in `ts` order: a trace's navigations, or a field bundle's

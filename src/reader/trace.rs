@@ -40,13 +40,45 @@ pub fn read(
     );
     diagnostics.merge(&task_diagnostics);
     let long = tasks::long_tasks(&top, threshold);
-    let broken = match trace.end {
-        Some(scan::ArrayEnd::Broken { offset, expected }) => Some(format!(
+    let mut broken: Vec<String> = Vec::new();
+    if let Some(d) = trace.damage.first() {
+        let mut line = format!(
+            "invalid JSON at byte {} (event {}): expected {}; skipped {} ({}), resumed at byte {}",
+            d.offset,
+            d.event_index,
+            d.expected,
+            plural(d.skipped, "byte", "bytes"),
+            plural(d.skipped_events, "event", "events"),
+            d.resumed
+        );
+        if trace.damage.len() > 1 {
+            let rest = &trace.damage[1..];
+            line += &format!(
+                "; {} more damaged {} skipped ({}, {}; the next at byte {})",
+                rest.len(),
+                if rest.len() == 1 {
+                    "stretch"
+                } else {
+                    "stretches"
+                },
+                plural(rest.iter().map(|d| d.skipped).sum(), "byte", "bytes"),
+                plural(
+                    rest.iter().map(|d| d.skipped_events).sum(),
+                    "event",
+                    "events"
+                ),
+                rest[0].offset
+            );
+        }
+        broken.push(line);
+    }
+    if let Some(scan::ArrayEnd::Broken { offset, expected }) = trace.end {
+        broken.push(format!(
             "invalid JSON at byte {offset} (event {}): expected {expected}; the file after it was not read",
-            trace.events
-        )),
-        _ => None,
-    };
+            trace.events + trace.damage.iter().map(|d| d.skipped_events).sum::<u64>()
+        ));
+    }
+    let broken = (!broken.is_empty()).then(|| broken.join("; "));
     let recording = Recording {
         tasks: long
             .iter()
@@ -61,6 +93,7 @@ pub fn read(
         thread_names: std::mem::take(&mut trace.thread_names),
         first_ts: trace.first_ts.unwrap_or_default(),
         truncated: trace.truncated(),
+        damaged: trace.damaged(),
         profiles,
         pages: std::mem::take(&mut trace.pages),
         scripts: std::mem::take(&mut trace.scripts),
@@ -78,6 +111,10 @@ pub fn read(
     later.keep(trace);
     later.keep((top, long, marks));
     Ok(recording)
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Refuses an array none of whose objects is a trace event (none has a `ph`): a

@@ -100,6 +100,8 @@ pub struct ScannedTrace {
     pub events: u64,
     /// How the array ended.
     pub end: Option<ArrayEnd>,
+    /// Damaged stretches of the array that were skipped, in file order.
+    pub damage: Vec<Damage>,
     /// File offset of the array's closing `]` (the envelope's keys after the events,
     /// such as `metadata`, follow it).
     pub closed_at: Option<u64>,
@@ -119,6 +121,11 @@ impl ScannedTrace {
         t.sort();
         t.dedup();
         t
+    }
+
+    /// True when part of the event array was skipped as invalid JSON.
+    pub fn damaged(&self) -> bool {
+        !self.damage.is_empty()
     }
 
     /// True when the file ends inside the event array (or breaks off in junk).
@@ -165,7 +172,63 @@ pub struct Walked {
     pub odd: u64,
     /// File offset of the array's closing `]`, when the walk met it.
     pub closed_at: Option<u64>,
+    /// Damaged stretches skipped, in file order.
+    pub damage: Vec<Damage>,
 }
+
+impl Walked {
+    /// Nothing walked yet, from `from`.
+    pub fn at(from: usize) -> Walked {
+        Walked {
+            end: RangeEnd::Reached(from),
+            events: 0,
+            odd: 0,
+            closed_at: None,
+            damage: Vec::new(),
+        }
+    }
+    /// Adds the counts and damage of `w`, a walk of the part after this one (its event
+    /// indexes, counted from its own start, are shifted by the events before it).
+    pub fn extend(&mut self, w: Walked) {
+        let before = self.events + self.odd;
+        self.damage.extend(w.damage.into_iter().map(|mut d| {
+            d.event_index += before;
+            d
+        }));
+        self.events += w.events;
+        self.odd += w.odd;
+        self.closed_at = w.closed_at.or(self.closed_at);
+    }
+}
+
+/// A stretch of invalid JSON inside the event array, skipped up to the next verified event
+/// start (as the parallel scan verifies its split points): it costs the events in it, not
+/// the rest of the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Damage {
+    /// 0-based offset of the first bad byte (or of the event that never closes).
+    pub offset: u64,
+    /// 0-based index of the damaged event among the array's elements.
+    pub event_index: u64,
+    /// What was expected there.
+    pub expected: &'static str,
+    /// Bytes skipped, from the damaged event's first byte.
+    pub skipped: u64,
+    /// Events in the skipped bytes (by the event starts found there, at least 1).
+    pub skipped_events: u64,
+    /// 0-based offset where the walk resumed.
+    pub resumed: u64,
+}
+
+/// What an unterminated string is taken for: a stray or escaped quote (every later string
+/// reads inside out), found at the first control byte inside a string.
+pub const CONTROL_IN_STRING: &str = "a string's closing quote before this control character \
+                                     (a line break or tab inside a string is not JSON)";
+
+/// [`Damage::expected`] of an event whose brackets or quotes never close before the next
+/// event starts (a stray `[`, a missing `]` or quote).
+pub const UNCLOSED_EVENT: &str =
+    "the event to close before the next event starts (a stray or missing bracket or quote)";
 
 /// Walks the event array from `b[from]` (an element's first byte, or whitespace or a
 /// comma before one), handing each event object to `f`, until the next element starts at
@@ -179,25 +242,26 @@ pub fn walk<'a>(
     ndjson: bool,
     mut f: impl FnMut(&TraceEvent<'a>),
 ) -> Walked {
-    walk_at(b, 0, from, until, ndjson, &mut f)
+    walk_at(b, 0, from, until, ndjson, true, &mut f)
 }
 
 /// [`walk`] over a buffer that starts at byte `base` of the file (events' `offset` and
-/// error offsets are file offsets).
+/// error offsets are file offsets). `at_end`: `b` runs to the end of the input (else more
+/// may come, and a walk that cannot yet tell a cut event from a damaged one stops as cut
+/// at that event, to be walked again with more bytes). Invalid JSON is skipped to the next
+/// verified event start ([`Damage`]); only when there is none does the array end
+/// [`ArrayEnd::Broken`].
 pub fn walk_at<'a>(
     b: &'a [u8],
     base: u64,
     from: usize,
     until: usize,
     ndjson: bool,
+    at_end: bool,
     f: &mut impl FnMut(&TraceEvent<'a>),
 ) -> Walked {
-    let mut out = Walked {
-        end: RangeEnd::Reached(from),
-        events: 0,
-        odd: 0,
-        closed_at: None,
-    };
+    let mut out = Walked::at(from);
+    let closes_at_end = ndjson && at_end;
     let mut i = from;
     let mut ev = TraceEvent::empty(0);
     loop {
@@ -210,7 +274,7 @@ pub fn walk_at<'a>(
             return out;
         }
         let Some(&c) = b.get(i) else {
-            out.end = RangeEnd::Ended(if ndjson {
+            out.end = RangeEnd::Ended(if closes_at_end {
                 ArrayEnd::Closed
             } else {
                 ArrayEnd::Truncated {
@@ -239,18 +303,60 @@ pub fn walk_at<'a>(
                 })
                 .inspect(|_| out.odd += 1),
         };
-        match step {
-            Ok(end) => i = end,
-            Err(LexError::Incomplete) => {
+        let (bad, expected, search_from) = match step {
+            Ok(end) => {
+                i = end;
+                continue;
+            }
+            // More bytes may close it: walk again from here when they come (a stream then
+            // reads what a whole file reads).
+            Err(LexError::Incomplete) if !at_end => {
                 out.end = RangeEnd::Ended(ArrayEnd::Truncated {
                     offset: base + i as u64,
                 });
                 return out;
             }
-            Err(LexError::Malformed { offset, expected }) => {
-                out.end = RangeEnd::Ended(ArrayEnd::Broken {
-                    offset: base + offset as u64,
+            // Cut off, or a stray bracket or quote that keeps the event open to the end:
+            // the next verified event start tells them apart.
+            Err(LexError::Incomplete) => (i, UNCLOSED_EVENT, i + 1),
+            Err(LexError::Malformed { offset, expected }) => (offset, expected, offset.max(i + 1)),
+        };
+        match split::resync(b, search_from, at_end) {
+            split::Resync::At(p) => {
+                // An unclosed string shows where it went wrong: its first control byte.
+                let (bad, expected) = match (expected == UNCLOSED_EVENT)
+                    .then(|| crate::json::control_in_string(&b[..p], i))
+                    .flatten()
+                {
+                    Some(at) => (at, CONTROL_IN_STRING),
+                    None => (bad, expected),
+                };
+                out.damage.push(Damage {
+                    offset: base + bad as u64,
+                    event_index: out.events + out.odd,
                     expected,
+                    skipped: (p - i) as u64,
+                    skipped_events: 1 + split::event_starts_in(b, i + 1, p),
+                    resumed: base + p as u64,
+                });
+                i = p;
+            }
+            split::Resync::NeedMore => {
+                out.end = RangeEnd::Ended(ArrayEnd::Truncated {
+                    offset: base + i as u64,
+                });
+                return out;
+            }
+            split::Resync::NotFound => {
+                out.end = RangeEnd::Ended(if expected == UNCLOSED_EVENT {
+                    ArrayEnd::Truncated {
+                        offset: base + i as u64,
+                    }
+                } else {
+                    ArrayEnd::Broken {
+                        offset: base + bad as u64,
+                        expected,
+                    }
                 });
                 return out;
             }
@@ -310,6 +416,7 @@ pub(crate) fn finish_walk<'a>(
 ) -> Result<ScannedTrace, ScanError> {
     let mut t = c.finish();
     t.closed_at = walked.closed_at;
+    t.damage = walked.damage;
     let RangeEnd::Ended(mut end) = walked.end else {
         unreachable!("the last range runs to the end of the array");
     };
@@ -326,8 +433,7 @@ pub(crate) fn finish_walk<'a>(
             if let Some(at) = rest(offset).and_then(|r| crate::json::control_in_string(r, 0)) {
                 end = ArrayEnd::Broken {
                     offset: offset + at as u64,
-                    expected: "a string's closing quote before this control character \
-                               (a line break or tab inside a string is not JSON)",
+                    expected: CONTROL_IN_STRING,
                 };
             }
         }
@@ -465,20 +571,26 @@ mod tests {
     }
 
     #[test]
-    fn a_stray_quote_is_broken_json_at_its_line_end_not_a_cut_off_file() {
-        // `"a"b"` in the second event's args: every later string is inside out, and the
-        // rest of the file would read as one unterminated string.
+    fn a_stray_quote_costs_its_event_not_the_rest_of_the_file() {
+        // `"a"b"` in the second event's args: every later string reads inside out, so the
+        // event never closes; the line break is where it went wrong, and the walk resumes at
+        // the next line's event, which is kept.
         let src = "[{\"ph\":\"I\",\"ts\":3},\n{\"ph\":\"I\",\"args\":{\"url\":\"a\"b\"},\"ts\":4},\n{\"ph\":\"I\",\"ts\":5}]\n";
         let line_end = src.match_indices('\n').nth(1).unwrap().0;
         let t = scan_str(src).unwrap();
-        assert_eq!(t.events, 1);
-        assert!(
-            matches!(
-                t.end,
-                Some(ArrayEnd::Broken { offset, .. }) if offset == line_end as u64
-            ),
-            "{:?}",
-            t.end
+        assert_eq!(t.events, 2);
+        assert_eq!(t.end, Some(ArrayEnd::Closed));
+        let second = src.find('\n').unwrap() + 1;
+        assert_eq!(
+            t.damage,
+            [Damage {
+                offset: line_end as u64,
+                event_index: 1,
+                expected: CONTROL_IN_STRING,
+                skipped: (line_end + 1 - second) as u64,
+                skipped_events: 1,
+                resumed: line_end as u64 + 1,
+            }]
         );
         // The same event cut inside its string is a cut-off file.
         let cut = "[{\"ph\":\"I\",\"ts\":3},\n{\"ph\":\"I\",\"args\":{\"url\":\"ab";

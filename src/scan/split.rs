@@ -43,20 +43,15 @@ where
     if threads < 2 || len < 2 * RANGE_BYTES {
         // One walk, in steps of a range so that progress can be reported.
         let mut c = new();
-        let mut total = Walked {
-            end: RangeEnd::Reached(start),
-            events: 0,
-            odd: 0,
-            closed_at: None,
-        };
+        let mut total = Walked::at(start);
         let mut pos = start;
         loop {
-            let w = walk(b, pos, pos.saturating_add(RANGE_BYTES), ndjson, |ev| {
+            let mut w = walk(b, pos, pos.saturating_add(RANGE_BYTES), ndjson, |ev| {
                 c.event(ev)
             });
-            total.events += w.events;
-            total.odd += w.odd;
-            match w.end {
+            let end = std::mem::replace(&mut w.end, RangeEnd::Reached(0));
+            total.extend(w);
+            match end {
                 RangeEnd::Reached(p) => {
                     report(p - pos);
                     pos = p;
@@ -64,7 +59,6 @@ where
                 end => {
                     report(b.len() - pos);
                     total.end = end;
-                    total.closed_at = w.closed_at;
                     return (c, total);
                 }
             }
@@ -97,36 +91,97 @@ where
         .collect();
 
     let mut merged: Option<Collector> = None;
-    let mut total = Walked {
-        end: RangeEnd::Reached(start),
-        events: 0,
-        odd: 0,
-        closed_at: None,
-    };
+    let mut total = Walked::at(start);
     let mut pos = start;
     for (k, result) in results.into_iter().enumerate() {
         // A guess that the walk before it did not land on: walk the range again.
-        let (c, w) = if bounds[k] == pos {
+        let (c, mut w) = if bounds[k] == pos {
             result
         } else {
             walk_range(pos, k)
         };
-        total.events += w.events;
-        total.odd += w.odd;
+        let end = std::mem::replace(&mut w.end, RangeEnd::Reached(0));
+        total.extend(w);
         match &mut merged {
             None => merged = Some(c),
             Some(m) => m.merge(c),
         }
-        match w.end {
+        match end {
             RangeEnd::Reached(p) => pos = p,
             end @ RangeEnd::Ended(_) => {
                 total.end = end;
-                total.closed_at = w.closed_at;
                 break;
             }
         }
     }
     (merged.expect("at least one range"), total)
+}
+
+/// Where a walk resumes after invalid JSON ([`resync`]).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Resync {
+    /// At this verified event start.
+    At(usize),
+    /// There is none in the rest of the input.
+    NotFound,
+    /// Not known before more bytes come (a stream's buffer ends first).
+    NeedMore,
+}
+
+/// Where a `{` at `b[j]` is placed: 2 after a line break (one event per line, as Chrome,
+/// DevTools and Lighthouse write them: a raw line break is never inside a JSON string), 1
+/// right after a `,`, else 0.
+fn placement(b: &[u8], j: usize) -> u8 {
+    let mut k = j;
+    while k > 0 {
+        k -= 1;
+        match b[k] {
+            b'\n' => return 2,
+            b' ' | b'\t' | b'\r' => {}
+            b',' => return 1,
+            _ => return 0,
+        }
+    }
+    0
+}
+
+/// True when a `{` at `b[j]` is placed like an event (after a line break or a `,`).
+fn placed_like_an_event(b: &[u8], j: usize) -> bool {
+    placement(b, j) > 0
+}
+
+/// The first verified event start at or after `b[from]`, where a walk resumes after
+/// invalid JSON: a `{` at a line start (else, in a file without line breaks there, after a
+/// `,`) that parses as an event with a `ph`, the check the parallel scan makes of its
+/// split points. Line starts come first: a `},{"ph":…}` can be nested inside an event, a
+/// line start cannot. `at_end`: `b` holds the rest of the input.
+pub(crate) fn resync(b: &[u8], from: usize, at_end: bool) -> Resync {
+    let from = from.min(b.len());
+    for min_placement in [2, 1] {
+        let mut i = from;
+        while let Some(k) = memchr(b'{', &b[i..]) {
+            let j = i + k;
+            if placement(b, j) >= min_placement {
+                match TraceEvent::parse(b, j, 0) {
+                    Ok((ev, _)) if ev.ph != Phase::Missing => return Resync::At(j),
+                    Err(crate::json::LexError::Incomplete) if !at_end => return Resync::NeedMore,
+                    _ => {}
+                }
+            }
+            i = j + 1;
+        }
+        if !at_end {
+            return Resync::NeedMore;
+        }
+    }
+    Resync::NotFound
+}
+
+/// Event starts (by placement alone) in `b[from..to]`: the events a skipped stretch held.
+pub(crate) fn event_starts_in(b: &[u8], from: usize, to: usize) -> u64 {
+    memchr::memchr_iter(b'{', &b[from..to])
+        .filter(|&k| placed_like_an_event(b, from + k))
+        .count() as u64
 }
 
 /// A likely event start in `b[from..to]`: a `{` that follows `}` and `,` (with whitespace
@@ -222,6 +277,51 @@ mod parallel_tests {
         s +=
             r#"{"ph":"M","name":"thread_name","pid":1,"tid":0,"args":{"name":"CrRendererMain"}}]}"#;
         s.into_bytes()
+    }
+
+    #[test]
+    fn damage_is_skipped_alike_in_one_range_and_in_parallel() {
+        // ~40 MB of one-line events with a byte spoiled in seven of them across the ranges
+        // (one a stray `[` that keeps its event open to the end of the file).
+        let mut s = String::from("{\"traceEvents\":[\n");
+        let mut k = 0u64;
+        while s.len() < 40 << 20 {
+            s += &format!(
+                "{{\"args\":{{\"data\":{{\"v\":[{k},2,3]}}}},\"ph\":\"X\",\"name\":\"RunTask\",\"pid\":1,\"tid\":{},\"ts\":{},\"dur\":{}}},\n",
+                k % 3,
+                k * 100,
+                (k * 7) % 90_000
+            );
+            k += 1;
+        }
+        s += "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"CrRendererMain\"}}]}";
+        let intact = s.into_bytes();
+        let mut b = intact.clone();
+        let start = b.iter().position(|&c| c == b'[').unwrap() + 1;
+        for k in 1..8 {
+            let at = b.len() * k / 8;
+            let line = at + b[at..].iter().position(|&c| c == b'\n').unwrap() + 1;
+            let colon = line + b[line..].iter().position(|&c| c == b':').unwrap();
+            b[colon] = if k == 3 { b'[' } else { b'#' };
+        }
+        let run = |b: &[u8], threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| crate::scan::scan(b, start, true).unwrap())
+        };
+        let (one, two) = (run(&b, 1), run(&b, 2));
+        assert_eq!(one.damage, two.damage);
+        assert_eq!(one.damage.len(), 7);
+        assert_eq!(one.events, two.events);
+        assert_eq!(one.task_marks, two.task_marks);
+        assert_eq!(one.end, Some(crate::scan::ArrayEnd::Closed));
+        // Each spoiled event cost itself only.
+        let whole = run(&intact, 1);
+        assert!(one.damage.iter().all(|d| d.skipped_events == 1));
+        assert_eq!(one.events + 7, whole.events);
+        assert_eq!(one.task_marks.len() + 7, whole.task_marks.len());
     }
 
     #[test]

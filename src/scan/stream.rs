@@ -71,27 +71,23 @@ pub fn scan_blocks(
         .map(|(a, b)| envelope::embedded_maps(&buf[a..b]))
         .unwrap_or_default();
     let mut c = Collector::default();
-    let mut total = Walked {
-        end: RangeEnd::Reached(start),
-        events: 0,
-        odd: 0,
-        closed_at: None,
-    };
+    let mut total = Walked::at(start);
     let mut base = skipped as u64; // offset of buf[0] in the stream
     let mut pos = start;
     loop {
-        let walked = walk_at(&buf, base, pos, usize::MAX, ndjson && !more, &mut |ev| {
+        let mut walked = walk_at(&buf, base, pos, usize::MAX, ndjson, !more, &mut |ev| {
             c.event(ev)
         });
-        total.events += walked.events;
-        total.odd += walked.odd;
-        match walked.end {
+        let end = std::mem::replace(&mut walked.end, RangeEnd::Reached(0));
+        let events = walked.events;
+        total.extend(walked);
+        match end {
             RangeEnd::Ended(ArrayEnd::Truncated { offset }) if more => {
                 // Keep the partial event; read on.
                 let cut = (offset - base) as usize;
                 // Bytes to gather before walking again: after a walk that did not
                 // finish one event, twice what is held, so a huge event costs O(n).
-                let want = if walked.events == 0 && cut == pos {
+                let want = if events == 0 && cut == pos {
                     (buf.len() - cut) * 2 // no progress: a huge event, gather more first
                 } else {
                     0
@@ -108,7 +104,6 @@ pub fn scan_blocks(
             }
             end => {
                 total.end = end;
-                total.closed_at = walked.closed_at;
                 break;
             }
         }
@@ -170,26 +165,17 @@ mod tests {
     }
 
     #[test]
-    fn a_stray_quote_stops_a_stream_where_a_whole_file_stops() {
-        // Not read on to the stream's end as one unterminated string: broken at the line
-        // break after the stray quote, for any block size.
+    fn a_stray_quote_costs_a_stream_what_it_costs_a_whole_file() {
+        // The event with the stray quote is skipped, the next one kept, for any block size.
         let text = b"[{\"ph\":\"I\",\"ts\":3},\n{\"ph\":\"I\",\"args\":{\"url\":\"a\"b\"},\"ts\":4},\n{\"ph\":\"I\",\"ts\":5}]\n";
-        let line_end = text
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| **c == b'\n')
-            .nth(1)
-            .unwrap()
-            .0;
+        let whole = crate::scan::scan(text, 1, true).unwrap();
+        assert_eq!(whole.damage.len(), 1);
         for size in [1, 7, 16, 1000] {
             let (t, err) = scan_blocks(&mut blocks(text, size).into_iter()).unwrap();
             assert!(err.is_none());
-            assert_eq!(t.events, 1, "block size {size}");
-            assert!(
-                matches!(t.end, Some(ArrayEnd::Broken { offset, .. }) if offset == line_end as u64),
-                "block size {size}: {:?}",
-                t.end
-            );
+            assert_eq!(t.events, 2, "block size {size}");
+            assert_eq!(t.damage, whole.damage, "block size {size}");
+            assert_eq!(t.end, Some(ArrayEnd::Closed));
         }
     }
 

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""A bad-input attack in the style of issue 18: truncations, byte flips of a real
+recording, and the path, output and corruption cases of the issue. Prints a Markdown table
+(case, rows kept of the intact file's, exit code, first stderr line) and counts silent
+losses: fewer rows than the intact file with exit 0 and no warning or error line.
+
+Usage: scripts/attack-bad-inputs.py BINARY TRACE.json [FLIPS]
+  e.g. scripts/attack-bad-inputs.py target/release/taskchain ../shared/traces/chromium/iframes.json 100
+"""
+import gzip
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+BIN, TRACE = os.path.abspath(sys.argv[1]), sys.argv[2]
+FLIPS = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+data = open(TRACE, "rb").read()
+work = tempfile.mkdtemp(prefix="attack-")
+
+
+def run(args, stdin=None, shell=None, timeout=60):
+    if shell:
+        p = subprocess.run(["sh", "-c", shell], cwd=work, capture_output=True, timeout=timeout,
+                           env={**os.environ, "T": BIN})
+    else:
+        p = subprocess.run([BIN] + args, cwd=work, input=stdin, capture_output=True, timeout=timeout)
+    rows = max(0, len(p.stdout.decode(errors="replace").splitlines()) - 1)
+    err = [l for l in p.stderr.decode(errors="replace").splitlines()
+           if l.startswith("taskchain: error") or l.startswith("taskchain: warning")
+           or l.startswith("taskchain: note") or l in ("EXISTS", "INPUT-LOST")]
+    return rows, p.returncode, err
+
+
+def write(name, b):
+    path = os.path.join(work, name)
+    open(path, "wb").write(b)
+    return name
+
+
+intact_rows, code, _ = run([write("intact.json", data)])
+assert code == 0 and intact_rows > 0, "the intact trace must give rows"
+table, silent = [], 0
+
+
+def case(name, rows, code, err, expect_rows=True):
+    global silent
+    msg = err[0] if err else ""
+    if expect_rows and rows < intact_rows and code == 0 and not err:
+        silent += 1
+    table.append((name, f"{rows}/{intact_rows}" if expect_rows else str(rows), code,
+                  msg.replace("|", "\\|")[:150]))
+
+
+for frac in (0.1, 0.5, 0.9, 0.999):
+    n = int(len(data) * frac)
+    case(f"cut at {frac:.1%} (byte {n})", *run([write("cut.json", data[:n])]))
+rng = random.Random(18)
+flip_kept = {"all": 0, "some": 0, "none": 0}
+flip_codes = {}
+for k in range(FLIPS):
+    b = bytearray(data)
+    at = rng.randrange(len(b))
+    b[at] = rng.choice(b'#[]{}",:0 \nx')
+    name = write("flip.json", bytes(b))
+    rows, code, err = run([name])
+    key = "all" if rows >= intact_rows else ("none" if rows == 0 else "some")
+    flip_kept[key] += 1
+    flip_codes[code] = flip_codes.get(code, 0) + 1
+    if rows < intact_rows and code == 0 and not err:
+        silent += 1
+        case(f"flip {k} at byte {at} (SILENT)", rows, code, err)
+    elif rows < intact_rows:
+        case(f"flip {k} at byte {at}", rows, code, err)
+table.append((f"{FLIPS} byte flips: rows all kept / some / none",
+              f"{flip_kept['all']} / {flip_kept['some']} / {flip_kept['none']}",
+              ", ".join(f"{c}×{n}" for c, n in sorted(flip_codes.items())), "(flips that lost rows are listed above)"))
+
+# A byte flipped in an event nothing uses, early on: a top-level key's colon.
+line = data.index(b"\n{", 1000) + 1
+colon = data.index(b":", line)
+b = bytearray(data); b[colon] = ord("#")
+spoiled = write("spoiled.json", bytes(b))
+case("spoiled event early (file)", *run([spoiled]))
+write("spoiled.json.gz", gzip.compress(bytes(b)))
+case("spoiled event early (.gz)", *run(["spoiled.json.gz"]))
+case("spoiled event early (stdin, -j1)", *run(["-j1", "-"], stdin=bytes(b)))
+# Stray `[` and missing `]` in a ProfileChunk's arrays.
+td = data.index(b'"timeDeltas":[') + 14
+case("stray [ in a ProfileChunk", *run([write("stray.json", data[:td] + b"[" + data[td:])]))
+end = data.index(b"]", td)
+case("missing ] in a ProfileChunk", *run([write("missing.json", data[:end] + data[end + 1:])]))
+# Paths.
+os.makedirs(os.path.join(work, "loop"), exist_ok=True)
+write("loop/a.json", data)
+for l, t in (("self", "."), ("up", "..")):
+    p = os.path.join(work, "loop", l)
+    if not os.path.lexists(p):
+        os.symlink(t, p)
+case("'**' glob over self -> ., up -> ..", *run(["loop/**/*.json"]))
+case("folder with up -> ..", *run(["loop"]))
+if not os.path.exists(os.path.join(work, "fifo.json")):
+    os.mkfifo(os.path.join(work, "fifo.json"))
+case("FIFO with no writer", *run(["fifo.json", "intact.json"], timeout=30))
+if not os.path.lexists(os.path.join(work, "link.json")):
+    os.symlink("intact.json", os.path.join(work, "link.json"))
+case("same file twice via a link", *run(["intact.json", "link.json"]))
+# Outputs.
+for spell in ("./x.csv", "sub/../x.csv", os.path.join(work, "x.csv")):
+    r = run([], shell=f"rm -f x.csv; $T -q intact.json -o x.csv --summary {spell}; test -e x.csv && echo EXISTS >&2")
+    case(f"-o x.csv --summary {spell}", *r, expect_rows=False)
+r = run([], shell="cp intact.json in.json; $T -q - -o in.json < in.json; cmp -s in.json intact.json || echo INPUT-LOST >&2")
+case("- -o in.json < in.json", *r, expect_rows=False)
+case("stdout closed (>&-)", *run([], shell="$T -q intact.json >&-"), expect_rows=False)
+case("--files-from - with stdin closed", *run([], shell="$T -q --files-from - <&-"), expect_rows=False)
+case("-o missing/dir/x.csv", *run([], shell="$T -q intact.json -o missing/dir/x.csv"), expect_rows=False)
+
+print("| case | rows kept | exit | first message |")
+print("|---|---|---|---|")
+for name, rows, code, msg in table:
+    print(f"| {name} | {rows} | {code} | {msg} |")
+print(f"\nsilent losses: {silent}")
