@@ -7,7 +7,7 @@
 #   (lighthouse cpu-profiler-m86) and from a DevTools recording dominated by other events
 #   (devtools-frontend web-dev-outermost-frames), their .json.gz, and with --big a 4 GB one.
 #   For each file and each run: `cat FILE > /dev/null`, the memchr byte scan
-#   (examples/bytescan.rs, one thread), `zcat` for .gz, and taskchain (all cores, -q,
+#   (tools/bytescan.rs, one thread), `zcat` for .gz, and taskchain (all cores, -q,
 #   --scope renderers). Prints wall time, MB/s, peak RSS and peak anonymous RSS, and the
 #   ratios taskchain ÷ byte scan (and ÷ zcat for .gz); keeps the best of N runs.
 set -euo pipefail

@@ -3,6 +3,7 @@
 //! ([`crate::reader::trace`] after the scan, or [`crate::reader::field`]) → a
 //! [`Recording`] → chain resolution ([`crate::chain`]) → a [`FileReport`].
 
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
@@ -10,8 +11,8 @@ use rayon::prelude::*;
 
 use crate::chain::{self, ChainConfig, Flags};
 use crate::enrich::{Enrichment, FileContext, FileEnricher};
-use crate::error::AnalyzeError;
-use crate::input::BlockSource;
+use crate::error::{AnalyzeError, Error};
+use crate::input::{self, BlockSource, InputPath};
 use crate::reader::field::{self, TaskEntries};
 use crate::reader::{self, Recording};
 use crate::report::{FileReport, FileStats, ReportRow};
@@ -53,6 +54,73 @@ impl Default for Settings {
             enrich: Enrichment::default(),
         }
     }
+}
+
+/// Analyses the file at `path` — a Chrome trace (`.json`, `.json.gz`), a JS Self-Profiling
+/// field bundle or a `.cpuprofile` — and returns its long tasks with their call chains: one
+/// [`ReportRow`] per long task (`rows`, sorted by pid, tid and start), the file's counts
+/// (`stats`) and its odd input (`diagnostics`). Plain files are memory-mapped, gzip is read
+/// as a stream (detected by its magic bytes, not the name); memory stays bounded by the
+/// largest event, not the file.
+///
+/// Errors: [`Error::Io`] (cannot open or read), [`Error::Gzip`], [`Error::NotATrace`],
+/// [`Error::OtherJson`] (JSON of another kind), [`Error::Json`] (the event array is broken
+/// before its first event; a break after some events is `broken` in the report).
+///
+/// ```
+/// use std::path::Path;
+/// use taskchain::{Settings, analyze_path, chain::ChainStatus};
+///
+/// let report = analyze_path(
+///     Path::new("samples/cpu-profiler-m86/trace.json.gz"),
+///     &Settings::default(),
+/// )?;
+/// assert!(!report.rows.is_empty());
+/// for row in &report.rows {
+///     // Milliseconds, and the chain from the outermost caller to the leaf.
+///     let chain = taskchain::report::chain_text(&row.chain);
+///     println!("{} ms {:?} {chain}", taskchain::report::millis_text(row.task_dur), row.status);
+/// }
+/// assert!(report.rows.iter().any(|r| r.status == ChainStatus::Ok));
+/// # Ok::<(), taskchain::Error>(())
+/// ```
+pub fn analyze_path(path: &Path, settings: &Settings) -> Result<FileReport, Error> {
+    analyze_input_deferring(
+        &InputPath::File(path.to_path_buf()),
+        settings,
+        &mut DeferredDrop::default(),
+    )
+}
+
+/// Reads and analyses one input, leaving its bytes and what the analysis no longer needs
+/// in `later`, for the caller to drop once the report is handed on.
+pub fn analyze_input_deferring(
+    inp: &InputPath,
+    s: &Settings,
+    later: &mut DeferredDrop,
+) -> Result<FileReport, Error> {
+    let path = inp.path();
+    let name = inp.display_name();
+    let (result, bytes) = match input::open(inp, s.progress.clone())? {
+        input::Source::Whole(bytes) => {
+            let n = bytes.len() as u64;
+            let result = analyze_bytes_deferring(&name, &bytes, s, later);
+            later.keep(bytes);
+            (result, n)
+        }
+        input::Source::Gzip(blocks) => {
+            let n = blocks.compressed_len();
+            (analyze_stream_deferring(&name, blocks, s, later), n)
+        }
+        input::Source::Stream(blocks) => {
+            let read = blocks.bytes_read();
+            let result = analyze_stream_deferring(&name, blocks, s, later);
+            (result, read.load(std::sync::atomic::Ordering::Relaxed))
+        }
+    };
+    let mut rep = result.map_err(|e| e.at(path))?;
+    rep.stats.bytes = bytes;
+    Ok(rep)
 }
 
 /// Analyses one trace held in memory: long tasks and their chains.

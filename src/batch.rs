@@ -15,9 +15,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use anyhow::Context;
 
-use crate::analyze::{Settings, analyze_bytes_deferring, analyze_stream_deferring};
+use crate::analyze::{Settings, analyze_input_deferring};
 use crate::chain::ChainStatus;
-use crate::error::AnalyzeError;
 use crate::error::Error;
 use crate::gate::{self, Breach};
 use crate::input::{self, InputPath};
@@ -145,58 +144,14 @@ impl BatchSummary {
 
 /// Reads and analyses one input.
 pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
-    process_deferring(inp, s, &mut DeferredDrop::default())
-}
-
-/// [`process`], leaving the input's bytes and what the analysis no longer needs in `later`,
-/// for the caller to drop once the report is handed on.
-pub fn process_deferring(
-    inp: &InputPath,
-    s: &Settings,
-    later: &mut DeferredDrop,
-) -> Result<FileReport, Error> {
-    let path = inp.path();
-    let name = inp.display_name();
-    let (result, bytes) = match input::open(inp, s.progress.clone())? {
-        input::Source::Whole(bytes) => {
-            let n = bytes.len() as u64;
-            let result = analyze_bytes_deferring(&name, &bytes, s, later);
-            later.keep(bytes);
-            (result, n)
-        }
-        input::Source::Gzip(blocks) => {
-            let n = blocks.compressed_len();
-            (analyze_stream_deferring(&name, blocks, s, later), n)
-        }
-        input::Source::Stream(blocks) => {
-            let read = blocks.bytes_read();
-            let result = analyze_stream_deferring(&name, blocks, s, later);
-            (result, read.load(std::sync::atomic::Ordering::Relaxed))
-        }
-    };
-    let mut rep = result.map_err(|e| match e {
-        AnalyzeError::NotATrace(reason) => Error::NotATrace { path, reason },
-        AnalyzeError::OtherJson(reason) => Error::OtherJson { path, reason },
-        AnalyzeError::Json {
-            offset,
-            event_index,
-            reason,
-        } => Error::Json {
-            path,
-            offset,
-            event_index,
-            reason,
-        },
-    })?;
-    rep.stats.bytes = bytes;
-    Ok(rep)
+    analyze_input_deferring(inp, s, &mut DeferredDrop::default())
 }
 
 /// The outcome of one input, and what to drop once it is handed on.
 fn outcome(inp: &InputPath, settings: &Settings, later: &mut DeferredDrop) -> FileOutcome {
     let file = inp.display_name();
     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        process_deferring(inp, settings, later)
+        analyze_input_deferring(inp, settings, later)
     }));
     match run {
         Ok(Ok(rep)) => FileOutcome::Done(rep),

@@ -113,5 +113,25 @@ pub enum AnalyzeError {
     },
 }
 
+impl AnalyzeError {
+    /// The error with the input it is about.
+    pub fn at(self, path: PathBuf) -> Error {
+        match self {
+            AnalyzeError::NotATrace(reason) => Error::NotATrace { path, reason },
+            AnalyzeError::OtherJson(reason) => Error::OtherJson { path, reason },
+            AnalyzeError::Json {
+                offset,
+                event_index,
+                reason,
+            } => Error::Json {
+                path,
+                offset,
+                event_index,
+                reason,
+            },
+        }
+    }
+}
+
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
