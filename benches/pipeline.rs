@@ -151,9 +151,62 @@ fn number_arrays(c: &mut Criterion) {
     g.finish();
 }
 
+/// Parties: a registrable-domain lookup (the Public Suffix List compiled in), a host's whole
+/// classification (overrides, then the bundled entities), and one file end to end with
+/// parties on and off, side by side.
+fn parties(c: &mut Criterion) {
+    use taskchain::enrich::party::{Parties, registrable_domain};
+    let hosts = [
+        "www.shop.test",
+        "img.shop-cdn.co.uk",
+        "www.googletagmanager.com",
+        "cdn.me.github.io",
+        "d1234.cloudfront.net",
+        "a.b.c.kawasaki.jp",
+        "127.0.0.1",
+        "chat.unknownwidget.example",
+    ];
+    let mut g = c.benchmark_group("parties");
+    g.throughput(Throughput::Elements(hosts.len() as u64));
+    g.bench_function("registrable_domain", |b| {
+        b.iter(|| {
+            for h in hosts {
+                black_box(registrable_domain(black_box(h)));
+            }
+        })
+    });
+    let p = Parties::new();
+    g.bench_function("of_host", |b| {
+        b.iter(|| {
+            for h in hosts {
+                black_box(p.of_host(black_box(h), Some("shop.test")));
+            }
+        })
+    });
+    g.finish();
+
+    let mut raw = Vec::new();
+    flate2::read::MultiGzDecoder::new(
+        std::fs::File::open("samples/chromium-session-15s/trace.json.gz").unwrap(),
+    )
+    .read_to_end(&mut raw)
+    .unwrap();
+    let mut g = c.benchmark_group("end_to_end/session-15s-parties");
+    g.throughput(Throughput::Bytes(raw.len() as u64));
+    let on = Settings::default();
+    let mut off = Settings::default();
+    off.enrich.parties = None;
+    for (name, s) in [("parties off", &off), ("parties on", &on)] {
+        g.bench_function(name, |b| {
+            b.iter(|| taskchain::analyze_bytes("t", &raw, s).unwrap())
+        });
+    }
+    g.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(10).warm_up_time(std::time::Duration::from_secs(1));
-    targets = stages, number_arrays
+    targets = stages, number_arrays, parties
 }
 criterion_main!(benches);

@@ -16,7 +16,7 @@
 //! - Frames without a script URL (`(program)`, natives) have no party; nor does a URL
 //!   without a host (`data:`, `file:`), whose owner the URL does not say.
 
-use std::collections::HashMap;
+use crate::vocab::FastMap;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
@@ -72,7 +72,7 @@ pub struct FrameParty {
     /// The entity, for a third party that a dataset knows.
     pub vendor: Option<Arc<Entity>>,
     /// The host's registrable domain.
-    pub etld1: String,
+    pub etld1: Arc<str>,
 }
 
 impl FrameParty {
@@ -124,9 +124,9 @@ pub struct Share {
 #[derive(Debug, Default)]
 struct EntityIndex {
     /// `x.y` entries: that host only.
-    exact: HashMap<String, Arc<Entity>>,
+    exact: FastMap<String, Arc<Entity>>,
     /// `*.x.y` entries, by `x.y`: that host and all under it.
-    wildcard: HashMap<String, Arc<Entity>>,
+    wildcard: FastMap<String, Arc<Entity>>,
 }
 
 impl EntityIndex {
@@ -269,16 +269,37 @@ impl Parties {
 
     /// [`Parties::of_url`] for a host (lowercase, without port).
     pub fn of_host(&self, host: &str, site: Option<&str>) -> FrameParty {
-        let etld1 = registrable_domain(host);
-        let first = site == Some(etld1) || self.listed_first_party(host);
-        let vendor = if first {
-            None
-        } else {
-            self.overrides
+        self.host(host).on(site)
+    }
+
+    /// What decides a host's owner whatever the page: its registrable domain, whether it
+    /// is listed as first party, its entity.
+    fn host(&self, host: &str) -> HostOwner {
+        HostOwner {
+            etld1: registrable_domain(host).into(),
+            listed_first_party: self.listed_first_party(host),
+            vendor: self
+                .overrides
                 .find(host)
                 .or_else(|| dataset().find(host))
-                .cloned()
-        };
+                .cloned(),
+        }
+    }
+}
+
+/// A host's owner before the page's site is known (see [`HostOwner::on`]).
+#[derive(Clone, Debug)]
+struct HostOwner {
+    etld1: Arc<str>,
+    listed_first_party: bool,
+    vendor: Option<Arc<Entity>>,
+}
+
+impl HostOwner {
+    /// The owner on a page of `site`: first party before any vendor.
+    fn on(&self, site: Option<&str>) -> FrameParty {
+        let first = self.listed_first_party || site == Some(&*self.etld1);
+        let vendor = if first { None } else { self.vendor.clone() };
         let party = if first {
             Some(Party::FirstParty)
         } else if vendor.is_some() || site.is_some() {
@@ -289,7 +310,7 @@ impl Parties {
         FrameParty {
             party,
             vendor,
-            etld1: etld1.to_owned(),
+            etld1: self.etld1.clone(),
         }
     }
 }
@@ -339,7 +360,11 @@ pub fn host_of(url: &str) -> Option<String> {
 /// `me.github.io` → `me.github.io`. An IP address, a one-label host (`localhost`) or a host
 /// that is itself a public suffix is its own site.
 pub fn registrable_domain(host: &str) -> &str {
-    if !host.contains('.') || host.parse::<Ipv4Addr>().is_ok() || host.parse::<Ipv6Addr>().is_ok() {
+    let ip = || match host.contains(':') {
+        true => host.parse::<Ipv6Addr>().is_ok(),
+        false => host.ends_with(|c: char| c.is_ascii_digit()) && host.parse::<Ipv4Addr>().is_ok(),
+    };
+    if !host.contains('.') || ip() {
         return host;
     }
     psl::domain(host.as_bytes())
@@ -348,13 +373,13 @@ pub fn registrable_domain(host: &str) -> &str {
         .unwrap_or(host)
 }
 
-/// Parties of one file's frames, with the hosts already looked up (a file's tasks share a
-/// few dozen script URLs).
+/// Parties of one file's frames, with each script URL looked up once (a file's tasks
+/// share a few dozen script URLs).
 #[derive(Debug)]
 pub struct FileParties<'a> {
     parties: &'a Parties,
-    /// URL → host (`None`: no host).
-    hosts: std::cell::RefCell<HashMap<String, Option<Arc<str>>>>,
+    /// URL → its host's owner (`None`: no host).
+    urls: std::cell::RefCell<FastMap<String, Option<HostOwner>>>,
 }
 
 impl<'a> FileParties<'a> {
@@ -362,27 +387,23 @@ impl<'a> FileParties<'a> {
     pub fn new(parties: &'a Parties) -> Self {
         FileParties {
             parties,
-            hosts: Default::default(),
+            urls: Default::default(),
         }
     }
 
-    /// [`Parties::of_url`], caching the URL's host.
+    /// [`Parties::of_url`], looking each URL up once.
     pub fn of_url(&self, url: &str, site: Option<&str>) -> Option<FrameParty> {
         if url.is_empty() {
             return None;
         }
-        let host = {
-            let mut hosts = self.hosts.borrow_mut();
-            match hosts.get(url) {
-                Some(h) => h.clone(),
-                None => {
-                    let h: Option<Arc<str>> = host_of(url).map(Into::into);
-                    hosts.insert(url.to_owned(), h.clone());
-                    h
-                }
-            }
-        }?;
-        Some(self.parties.of_host(&host, site))
+        let mut urls = self.urls.borrow_mut();
+        if let Some(owner) = urls.get(url) {
+            return owner.as_ref().map(|o| o.on(site));
+        }
+        let owner = host_of(url).map(|h| self.parties.host(&h));
+        let party = owner.as_ref().map(|o| o.on(site));
+        urls.insert(url.to_owned(), owner);
+        party
     }
 
     /// The site of a page URL: its host's registrable domain.
@@ -493,7 +514,7 @@ mod tests {
             .unwrap();
         assert_eq!(unknown.party, Some(Party::ThirdParty));
         assert_eq!(unknown.vendor, None);
-        assert_eq!(unknown.etld1, "unknown-vendor.test");
+        assert_eq!(&*unknown.etld1, "unknown-vendor.test");
         assert_eq!(unknown.group(), "third-party:unknown");
     }
 
@@ -512,7 +533,7 @@ mod tests {
         let of = |url: &str| p.of_url(url, site).unwrap();
         let first = of("https://img.shop-cdn.co.uk/i.js");
         assert_eq!(
-            (first.party, first.vendor, first.etld1.as_str()),
+            (first.party, first.vendor, &*first.etld1),
             (Some(Party::FirstParty), None, "shop-cdn.co.uk")
         );
         assert_eq!(
@@ -558,7 +579,7 @@ mod tests {
             of("http://localhost:45745/a.js").party,
             Some(Party::ThirdParty)
         );
-        assert_eq!(of("http://127.0.0.2/a.js").etld1, "127.0.0.2");
+        assert_eq!(&*of("http://127.0.0.2/a.js").etld1, "127.0.0.2");
         assert_eq!(fp.of_url("", site.as_deref()), None);
         assert_eq!(fp.of_url("data:text/javascript,1", site.as_deref()), None);
     }

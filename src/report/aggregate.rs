@@ -26,6 +26,17 @@ pub enum AggregateBy {
     Function,
 }
 
+/// The counts every grouping writes after its key columns.
+const COUNT_COLUMNS: [&str; 7] = [
+    "long_tasks",
+    "ok_tasks",
+    "files",
+    "stack_ms_total",
+    "stack_ms_p50",
+    "stack_ms_p95",
+    "task_ms_total",
+];
+
 /// A long task's blocking time: `dur − 50 ms` (Lighthouse's), zero for shorter tasks.
 pub fn blocking_time(dur: TimeDelta) -> TimeDelta {
     TimeDelta::from_nanos((dur.as_nanos() - 50_000_000).max(0))
@@ -242,59 +253,20 @@ impl Aggregator {
     pub fn write(&mut self, out: impl Write) -> std::io::Result<()> {
         let by = self.by;
         let mut w = csv::Writer::from_writer(out);
-        let head: &[&str] = match by {
-            AggregateBy::Chain => &[
-                "chain",
-                "leaf_function",
-                "leaf_url",
-                "long_tasks",
-                "ok_tasks",
-                "files",
-                "stack_ms_total",
-                "stack_ms_p50",
-                "stack_ms_p95",
-                "task_ms_total",
-            ],
-            AggregateBy::Url => &[
-                "url",
-                "chains",
-                "long_tasks",
-                "ok_tasks",
-                "files",
-                "stack_ms_total",
-                "stack_ms_p50",
-                "stack_ms_p95",
-                "task_ms_total",
-            ],
-            AggregateBy::Vendor => &[
-                "owner",
-                "company",
-                "category",
-                "long_tasks",
-                "ok_tasks",
-                "files",
-                "stack_ms_total",
-                "stack_ms_p50",
-                "stack_ms_p95",
-                "task_ms_total",
-                "blocking_ms_total",
-                "sample_share",
-            ],
-            AggregateBy::Function => &[
-                "function",
-                "chains",
-                "long_tasks",
-                "ok_tasks",
-                "files",
-                "stack_ms_total",
-                "stack_ms_p50",
-                "stack_ms_p95",
-                "task_ms_total",
-            ],
+        // Every grouping's own key columns, then the same counts.
+        let (key_columns, extra): (&[&str], &[&str]) = match by {
+            AggregateBy::Chain => (&["chain", "leaf_function", "leaf_url"], &[]),
+            AggregateBy::Url => (&["url", "chains"], &[]),
+            AggregateBy::Function => (&["function", "chains"], &[]),
+            AggregateBy::Vendor => (
+                &["owner", "company", "category"],
+                &["blocking_ms_total", "sample_share"],
+            ),
         };
+        let head: Vec<&str> = [key_columns, &COUNT_COLUMNS, extra].concat();
         let total_samples: u64 = self.samples.values().sum();
         let samples = self.samples.clone();
-        w.write_record(head).map_err(std::io::Error::other)?;
+        w.write_record(&head).map_err(std::io::Error::other)?;
         for (key, g) in self.sorted() {
             let total: TimeDelta = g.stack.iter().copied().sum();
             let tail = [

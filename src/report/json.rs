@@ -52,7 +52,7 @@ impl<'a> Frame<'a> {
             original_ignore_listed: o.is_some_and(|o| o.ignore_listed),
             party: party_text(p),
             vendor: vendor_text(p),
-            etld1: p.map(|p| p.etld1.as_str()),
+            etld1: p.map(|p| &*p.etld1),
             recursion_depth: (f.recursion_depth > 1).then_some(f.recursion_depth),
         }
     }

@@ -1,0 +1,160 @@
+//! Chain identity across builds (issue 17 §4): a key of a chain by its frames' function
+//! names and script paths, so that moving lines or a new content hash in a bundle's file
+//! name does not make every chain new. Not yet used: `compare` and `--aggregate` still key
+//! by the exact chain text; they are to take [`key`] with a `--chain-key` option.
+
+use crate::chain::ChainFrame;
+
+/// How chains are keyed in `compare` and `--aggregate`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ChainKey {
+    /// Function names and script paths: no line or column, the URL's query and fragment
+    /// dropped, content hashes in file names as `[hash]`; the original name and source
+    /// where a source map gave them.
+    #[default]
+    Normalized,
+    /// The chain text exactly (`name (url:line:column)`), as the CSV `chain` column.
+    Exact,
+}
+
+/// The key of `chain` under `mode`: frames joined by ` > `, each `name (path)` when
+/// normalized (with ` ×N` for collapsed recursion in both modes).
+pub fn key(chain: &[ChainFrame], mode: ChainKey) -> String {
+    if mode == ChainKey::Exact {
+        return super::chain_text(chain);
+    }
+    let mut out = String::new();
+    for (i, f) in chain.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" > ");
+        }
+        let (name, script) = match &f.original {
+            Some(o) => (
+                o.function.as_deref().unwrap_or(&f.function),
+                o.source.as_str(),
+            ),
+            None => (f.function.as_str(), f.url.as_str()),
+        };
+        out.push_str(name);
+        let path = script_path(script);
+        if !path.is_empty() {
+            out.push_str(" (");
+            out.push_str(&path);
+            out.push(')');
+        }
+        if f.recursion_depth > 1 {
+            out.push_str(&format!(" ×{}", f.recursion_depth));
+        }
+    }
+    out
+}
+
+/// A script URL without its query and fragment, with content hashes in the file name
+/// replaced by `[hash]`: `https://x/app.3f9a2b1c.js?v=2` → `https://x/app.[hash].js`.
+pub fn script_path(url: &str) -> String {
+    let url = url.split(['?', '#']).next().unwrap_or("");
+    let (dir, file) = match url.rfind('/') {
+        Some(i) => url.split_at(i + 1),
+        None => ("", url),
+    };
+    let mut out = String::with_capacity(url.len());
+    out.push_str(dir);
+    // Parts of the file name between dots and dashes; a part that looks like a hash
+    // (8+ characters of hex, or of base32/64 with a digit in it) becomes `[hash]`.
+    let mut part = String::new();
+    let flush = |part: &mut String, out: &mut String| {
+        if is_hash(part) {
+            out.push_str("[hash]");
+        } else {
+            out.push_str(part);
+        }
+        part.clear();
+    };
+    for c in file.chars() {
+        if c == '.' || c == '-' {
+            flush(&mut part, &mut out);
+            out.push(c);
+        } else {
+            part.push(c);
+        }
+    }
+    flush(&mut part, &mut out);
+    out
+}
+
+/// True for a content hash: 8 or more characters, all hex digits, or all base32/64
+/// (letters, digits, `_`) with at least one digit and one letter (so `bootstrap` or
+/// `polyfills` are kept).
+fn is_hash(s: &str) -> bool {
+    if s.len() < 8 {
+        return false;
+    }
+    if s.chars().all(|c| c.is_ascii_hexdigit()) {
+        return true;
+    }
+    s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && s.chars().any(|c| c.is_ascii_digit())
+        && s.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_queries_and_fragments_are_normalised() {
+        let p = script_path;
+        assert_eq!(
+            p("https://x/app.3f9a2b1c.js?v=1"),
+            "https://x/app.[hash].js"
+        );
+        assert_eq!(
+            p("https://x/app.8d7e6f5a.js#top"),
+            "https://x/app.[hash].js"
+        );
+        // Webpack chunk names, Vite's base64url-ish hashes after a dash.
+        assert_eq!(
+            p("https://x/js/chunk-vendors.1a2b3c4d.js"),
+            "https://x/js/chunk-vendors.[hash].js"
+        );
+        assert_eq!(
+            p("https://x/assets/index-BzX9k2Qa.js"),
+            "https://x/assets/index-[hash].js"
+        );
+        // Words and short parts stay; a hash-like directory stays (only file names).
+        assert_eq!(
+            p("https://x/3f9a2b1c4d/bootstrap.min.js"),
+            "https://x/3f9a2b1c4d/bootstrap.min.js"
+        );
+        assert_eq!(p("https://x/polyfills.js"), "https://x/polyfills.js");
+        assert_eq!(p("https://x/a.1234567.js"), "https://x/a.1234567.js");
+        assert_eq!(p(""), "");
+    }
+
+    #[test]
+    fn the_normalized_key_drops_positions_and_the_exact_key_keeps_them() {
+        let f = |name: &str, url: &str, line| ChainFrame {
+            function: name.into(),
+            url: url.into(),
+            line: Some(line),
+            column: Some(3),
+            script_id: String::new(),
+            original: None,
+            recursion_depth: 1,
+        };
+        let a = [
+            f("onSaveClick", "https://x/app.3f9a2b1c.js?v=1", 9),
+            f("spin", "https://x/app.3f9a2b1c.js?v=1", 1),
+        ];
+        let b = [
+            f("onSaveClick", "https://x/app.8d7e6f5a.js", 10),
+            f("spin", "https://x/app.8d7e6f5a.js", 2),
+        ];
+        assert_eq!(key(&a, ChainKey::Normalized), key(&b, ChainKey::Normalized));
+        assert_eq!(
+            key(&a, ChainKey::Normalized),
+            "onSaveClick (https://x/app.[hash].js) > spin (https://x/app.[hash].js)"
+        );
+        assert_ne!(key(&a, ChainKey::Exact), key(&b, ChainKey::Exact));
+    }
+}
