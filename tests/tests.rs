@@ -11,10 +11,11 @@ mod field;
 mod fuzz_regressions;
 mod ground_truth;
 mod layers;
-mod lossless;
+pub mod lossless;
 #[path = "parquet.rs"]
 mod parquet_outputs;
 mod parties;
 mod samples;
 mod scale_out;
 mod sourcemaps;
+mod strict;

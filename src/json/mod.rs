@@ -27,7 +27,7 @@ pub use numbers::{
 };
 pub(crate) use skip::members_with;
 pub use skip::{object, skip_value};
-pub use strings::{control_in_string, string_content, string_end, unescape};
+pub use strings::{control_in_string, string_content, string_end, string_end_escaped, unescape};
 
 /// Why the lexer stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -509,6 +509,13 @@ fn legacy_profile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
 }
 
 fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
+    // A UTF-8 byte-order mark, as for traces (Windows editors write one).
+    let bom = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let bytes = &bytes[bom..];
     ArgsParser::default()
         .with(bytes, |v| match format {
             FieldFormat::Bundle => {
@@ -524,17 +531,38 @@ fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
             FieldFormat::CpuProfile => cpuprofile(v),
             FieldFormat::LegacyProfile => legacy_profile(v),
         })
-        .unwrap_or_else(|| {
-            // Our own lexer has no depth limit: JSON it accepts but the parser refused is
-            // nested too deeply (a `head` tree two levels per frame).
-            let start = crate::json::skip_ws(bytes, 0);
-            Err(match crate::json::skip_value(bytes, start) {
-                Ok(_) => "nested deeper than the JSON parser's limit of 1024 levels (a `head` \
-                          tree deeper than about 500 frames); not supported"
-                    .into(),
-                Err(_) => "not valid JSON".into(),
-            })
-        })
+        .unwrap_or_else(|| Err(parse_failure(bytes, bom)))
+}
+
+/// Why `bytes` did not parse: where and what was expected (serde_json finds the first
+/// bad byte, as its line and column), or that the JSON is valid but nested deeper than
+/// the parser takes. `shift`: bytes before `bytes` in the file (a byte-order mark).
+fn parse_failure(bytes: &[u8], shift: usize) -> String {
+    use serde_json::error::Category;
+    let deep = || {
+        "nested deeper than the JSON parser's limit of 1024 levels (a `head` tree deeper \
+         than about 500 frames); not supported"
+            .to_string()
+    };
+    let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) else {
+        return deep();
+    };
+    let what = e.to_string();
+    let what = what.split(" at line ").next().unwrap_or(&what);
+    if what.contains("recursion limit") {
+        return deep();
+    }
+    // serde_json counts lines from 1 and columns (bytes) from 1, at the byte it stopped on.
+    let line_start: usize = bytes
+        .split(|&c| c == b'\n')
+        .take(e.line().saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum();
+    let offset = (line_start + e.column().saturating_sub(1)).min(bytes.len()) + shift;
+    match e.classify() {
+        Category::Eof => format!("the file ends at byte {offset} inside a value (cut off)"),
+        _ => format!("invalid JSON at byte {offset}: {what}"),
+    }
 }
 
 /// A bundle's `page`: a URL string (`location.href`), or an object with `url` or `href`.

@@ -16,6 +16,10 @@ use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ProfileKey, ThreadKey, Tid
 /// The diagnostics kind of events without a `ph` (not trace events).
 pub const NO_PHASE: &str = "events without a \"ph\"";
 
+/// The diagnostics kind of events whose `ph` is not one character (`"Xyz"`, `"XX"`): the
+/// format has no such phase, so they are skipped, not read as `X` or `M`.
+pub const INVALID_PHASE: &str = "events whose \"ph\" is not one character (no phase: skipped)";
+
 /// A `FunctionCall`'s or stack frame's function as `name url:line:col` (the trace's line
 /// and column as given: 1-based in `FunctionCall` data); `(anonymous)` for no name.
 fn function_text(d: &BorrowedValue<'_>) -> String {
@@ -109,6 +113,11 @@ impl Collector {
     /// Takes one event.
     pub fn event(&mut self, ev: &TraceEvent<'_>) {
         self.t.events += 1;
+        if ev.ph == Phase::Invalid {
+            // Not a phase at all: neither `X` nor `M`, nor any time in the trace.
+            self.t.diagnostics.add(INVALID_PHASE, 1);
+            return;
+        }
         let ts = ev.ts();
         if ev.ph != Phase::Metadata
             && let Some(ts) = ts
@@ -144,7 +153,9 @@ impl Collector {
                         Some(d) if d >= TimeDelta::ZERO => Some(MarkKind::Complete(d)),
                         // Chrome writes a task still running when tracing stopped without
                         // `dur` (or with -1).
-                        _ => Some(MarkKind::Unfinished),
+                        Some(d) if d == TimeDelta::from_micros(-1) => Some(MarkKind::Unfinished),
+                        None if !ev.has_dur() => Some(MarkKind::Unfinished),
+                        _ => Some(MarkKind::InvalidDur),
                     },
                     Phase::Begin => Some(MarkKind::Begin {
                         is_task: is_task_name(ev.name),
