@@ -348,3 +348,61 @@ fn utf32_is_named_in_the_error() {
     assert_eq!(code, 2);
     assert!(err.contains("the file is UTF-32 text"), "{err}");
 }
+
+#[test]
+fn out_of_range_time_deltas_skip_that_chunks_samples() {
+    // Task 1's chunk ends its timeDeltas with ±2^53+1 µs or 1e400 (read as 0 before):
+    // that chunk's samples are skipped with a warning; the other tasks keep their chains.
+    let t = small_trace(3);
+    let chunk1 = t.find(r#""functionName":"f1""#).unwrap();
+    let deltas = chunk1 + t[chunk1..].find("10000]").unwrap();
+    for bad in ["9007199254740993", "-9007199254740993", "1e400"] {
+        let b = format!("{}{bad}{}", &t[..deltas], &t[deltas + 5..]);
+        let (code, err, rows) = rows_everywhere(b.as_bytes());
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            err.contains("chunks with a timeDeltas value outside ±2^53 µs (or beyond any number, 1e400): their samples skipped"),
+            "{err}"
+        );
+        assert_eq!(rows.len(), 3);
+        assert_eq!(chains(&rows), ["f0 (a.js:1:1)", "f2 (a.js:3:1)"], "{bad}");
+        assert!(rows[1].contains("no_samples"), "{}", rows[1]);
+    }
+    // 2^53 itself is a (huge) time, not junk: no warning.
+    let b = format!("{}9007199254740992{}", &t[..deltas], &t[deltas + 5..]);
+    let (_, err, _) = rows_everywhere(b.as_bytes());
+    assert!(!err.contains("timeDeltas value outside"), "{err}");
+}
+
+#[test]
+fn tid_or_pid_outside_i64_is_counted() {
+    let t = small_trace(2).replace(r#""tid":1"#, r#""tid":18446744073709551616"#);
+    let (code, err, rows) = rows_everywhere(t.as_bytes());
+    assert_eq!(code, 0, "{err}");
+    // Still one thread (keyed apart by a hash), with both tasks.
+    assert_eq!(chains(&rows), ["f0 (a.js:1:1)", "f1 (a.js:2:1)"]);
+    // thread_name, Profile, 2 tasks and 2 chunks.
+    assert!(
+        err.contains("events whose pid or tid is a number outside the 64-bit integer range (their threads keyed by a hash of the number's text): 6"),
+        "{err}"
+    );
+}
+
+#[test]
+fn samples_before_the_profile_start_are_warned() {
+    // Every delta negative: all samples run before the profile's start.
+    let plain = small_trace(1);
+    let t = plain.replace(
+        "[105000,10000,10000,10000,10000,10000]",
+        "[-105000,-10000,-10000,-10000,-10000,-10000]",
+    );
+    assert_ne!(t, plain);
+    let (code, err, _) = rows_everywhere(t.as_bytes());
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("profiles whose samples all run before the profile's start"),
+        "{err}"
+    );
+    let (_, err, _) = rows_everywhere(small_trace(1).as_bytes());
+    assert!(!err.contains("before the profile's start"), "{err}");
+}

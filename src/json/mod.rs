@@ -23,7 +23,7 @@ pub mod strings;
 
 pub use chrome::{PlainSum, digit_array_end, plain_sum, plain_uints, plain_uints_into};
 pub use numbers::{
-    Token, fold_numbers, int_array, integer, micros_to_nanos, number_array, plain_int,
+    Token, beyond_i64, fold_numbers, int_array, integer, micros_to_nanos, number_array, plain_int,
 };
 pub(crate) use skip::members_with;
 pub use skip::{object, skip_value};

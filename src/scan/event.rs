@@ -346,6 +346,14 @@ impl<'a> TraceEvent<'a> {
             .and_then(json::micros_to_nanos)
             .map(TimeDelta::from_nanos)
     }
+    /// True when `pid` or `tid` is a number outside the 64-bit integer range (then keyed
+    /// by a hash of its text, as names are).
+    pub fn ids_beyond_i64(&self) -> bool {
+        [self.raw_pid, self.raw_tid]
+            .into_iter()
+            .flatten()
+            .any(json::beyond_i64)
+    }
     /// True when the event has a `dur` key (whatever its value).
     pub fn has_dur(&self) -> bool {
         self.raw_dur.is_some()
