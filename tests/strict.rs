@@ -133,21 +133,14 @@ fn cpuprofile_parse_errors_give_the_byte_offset_and_what_was_expected() {
     let bad = format!("{}NaN{}", &p[..at], &p[at + 4..]);
     let (code, err, _) = run_file("p.cpuprofile", bad.as_bytes());
     assert_eq!(code, 2);
-    assert!(
-        err.contains(&format!("invalid JSON at byte {at}: expected value")),
-        "{err}"
-    );
+    assert!(err.contains(&format!("invalid JSON at byte {at}")), "{err}");
+    assert!(err.contains("expected"), "{err}");
     // Data after the object.
     let bad = format!("{p} {{}}");
     let (code, err, _) = run_file("p.cpuprofile", bad.as_bytes());
     assert_eq!(code, 2);
-    assert!(
-        err.contains(&format!(
-            "invalid JSON at byte {}: trailing characters",
-            p.len() + 1
-        )),
-        "{err}"
-    );
+    assert!(err.contains(&format!("byte {}", p.len() + 1)), "{err}");
+    assert!(!err.contains("nested deeper"), "{err}");
     // Cut inside `timeDeltas`: a cut, not a missing traceEvents array.
     let cut = &p[..p.len() - 20];
     let (code, err, _) = run_file("p.cpuprofile", cut.as_bytes());
