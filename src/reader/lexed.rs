@@ -301,7 +301,8 @@ mod tests {
         let m = Members::document(br#"{"n":[{"id":1},{"id":}]}"#).unwrap();
         assert_eq!(
             m.elements(&mut ArgsParser::default(), "n", |_, _| ()),
-            Err("invalid JSON in \"n\" element 1 (at byte 15)".into())
+            // The element starts at byte 15; its bad byte, the `}` after `"id":`, is 21.
+            Err("in \"n\" element 1: invalid JSON at byte 21: expected value".into())
         );
     }
 }
