@@ -6,6 +6,7 @@
 mod batch;
 mod cli;
 mod common;
+mod compare_builds;
 mod edge_cases;
 mod field;
 mod fuzz_regressions;
