@@ -5,6 +5,7 @@
 
 mod batch;
 mod cli;
+mod cli_conventions;
 mod common;
 mod compare_builds;
 mod edge_cases;
