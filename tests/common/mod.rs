@@ -147,3 +147,54 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// Every sample case with a trace (case folders hold one `trace.*`; compare-builds holds
+/// sets of runs), sorted by name.
+pub fn sample_cases() -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                std::fs::read_dir(e.path()).is_ok_and(|d| {
+                    d.flatten()
+                        .any(|f| f.file_name().to_string_lossy().starts_with("trace."))
+                })
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+    v.sort();
+    v
+}
+
+/// A CSV's header and records, as text.
+pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let head = r.headers().unwrap().iter().map(str::to_owned).collect();
+    let rows = r
+        .records()
+        .map(|rec| rec.unwrap().iter().map(str::to_owned).collect())
+        .collect();
+    (head, rows)
+}
+
+/// The rows of a Parquet file, in one batch (read with the `parquet` crate), and its
+/// key-value metadata.
+pub fn read_parquet(path: &Path) -> (arrow_array::RecordBatch, Vec<(String, String)>) {
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+    let kv = b
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .into_iter()
+        .flatten()
+        .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
+        .collect();
+    let schema = b.schema().clone();
+    let batches: Vec<_> = b.build().unwrap().map(|r| r.unwrap()).collect();
+    (
+        arrow_select::concat::concat_batches(&schema, &batches).unwrap(),
+        kv,
+    )
+}
