@@ -20,10 +20,6 @@ use crate::report::{Format, TableFormat, is_parquet_name};
 use crate::tasks::Scope;
 use crate::time::TimeDelta;
 
-/// `taskchain --version`: the package version and the commit it was built from, when the
-/// build knew it (`build.rs`).
-pub const VERSION: &str = env!("TASKCHAIN_LONG_VERSION");
-
 /// More threads than this only add overhead (each is a rayon worker with its own stack).
 const MAX_JOBS: usize = 256;
 
@@ -44,7 +40,7 @@ a retry may fix (EIO, no space, a stale NFS handle).";
 #[derive(Debug, Parser)]
 #[command(
     name = "taskchain",
-    version = VERSION,
+    version,
     about,
     after_help = EXAMPLES,
     allow_negative_numbers = true,
