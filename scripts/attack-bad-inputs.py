@@ -10,6 +10,7 @@ Usage: scripts/attack-bad-inputs.py BINARY TRACE.json [FLIPS]
 import gzip
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -91,6 +92,31 @@ td = data.index(b'"timeDeltas":[') + 14
 case("stray [ in a ProfileChunk", *run([write("stray.json", data[:td] + b"[" + data[td:])]))
 end = data.index(b"]", td)
 case("missing ] in a ProfileChunk", *run([write("missing.json", data[:end] + data[end + 1:])]))
+# Data after the top-level value (issue 18 section 1).
+case("two traces concatenated (cat a b)", *run([write("cat.json", data + b"\n" + data)]))
+write("two-members.json.gz", gzip.compress(data) + gzip.compress(data))
+case("two gzip members, two traces", *run(["two-members.json.gz"]))
+case("NUL padding after the trace", *run([write("nul.json", data + b"\0" * 4096)]))
+case("garbage after the trace", *run([write("tail.json", data + b"\nnot json at all")]))
+# Values the format forbids, and escapes (issue 18 section 2): escaped names must give the
+# intact file's rows; the others must say what they dropped.
+case("RunTask spelled Run\\u0054ask", *run([write("esc1.json", data.replace(b'"RunTask"', b'"Run\\u0054ask"'))]))
+case("ProfileChunk spelled Profile\\u0043hunk",
+     *run([write("esc2.json", data.replace(b'"ProfileChunk"', b'"Profile\\u0043hunk"'))]))
+case("key ph spelled p\\u0068", *run([write("esc3.json", data.replace(b'"ph":', b'"p\\u0068":'))]))
+case('every "ph":"X" as "ph":"Xyz"', *run([write("ph.json", data.replace(b'"ph":"X"', b'"ph":"Xyz"'))]))
+case("a timeDeltas value of 1e400", *run([write("td.json", data[:td] + b"1e400," + data[td:])]))
+# The first long task's dur (the value itself, not a second key: the last key wins): the
+# first row's task_ts_us names its event.
+first_ts = subprocess.run([BIN, TRACE], capture_output=True, text=True).stdout.splitlines()[1].split(",")[4]
+m = re.search(rb'"dur":(\d+)[^\n]*"ts":' + first_ts.encode() + rb'[,}]', data)
+case("the first long task's dur as 1e400", *run([write("dur.json", data[:m.start(1)] + b"1e400" + data[m.end(1):])]))
+case("the first long task's dur as -5", *run([write("dur2.json", data[:m.start(1)] + b"-5" + data[m.end(1):])]))
+text = data.decode("utf-8")
+case("UTF-16 LE with BOM", *run([write("u16le.json", b"\xff\xfe" + text.encode("utf-16-le"))]))
+case("UTF-16 BE without BOM", *run([write("u16be.json", text.encode("utf-16-be"))]))
+case("UTF-32 LE", *run([write("u32.json", text.encode("utf-32"))]))
+case("UTF-8 BOM", *run([write("bom.json", b"\xef\xbb\xbf" + data)]))
 # Paths.
 os.makedirs(os.path.join(work, "loop"), exist_ok=True)
 write("loop/a.json", data)
