@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use crate::chain::{self, ChainConfig, Flags};
 use crate::enrich::{Enrichment, FileContext, FileEnricher};
 use crate::error::{AnalyzeError, Error};
-use crate::input::{self, BlockSource, InputPath};
+use crate::input::{self, BlockSource, InputPath, gzip::GzipError};
 use crate::reader::field::{self, TaskEntries};
 use crate::reader::{self, Recording};
 use crate::report::{FileReport, FileStats, ReportRow};
@@ -137,9 +137,27 @@ pub fn analyze_input_deferring(
     Ok(rep)
 }
 
-/// Analyses one trace held in memory: long tasks and their chains.
-pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileReport, AnalyzeError> {
+/// Analyses one input held in memory, as [`analyze_path`] does a file (the same formats,
+/// detected by content): `file` is the name the report and its errors give it. Errors:
+/// [`Error::NotATrace`], [`Error::OtherJson`], [`Error::Json`] (never [`Error::Io`]).
+///
+/// ```
+/// let trace = br#"{"traceEvents": [
+///   {"ph": "X", "name": "RunTask", "cat": "disabled-by-default-devtools.timeline",
+///    "pid": 1, "tid": 1, "ts": 1000, "dur": 80000},
+///   {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1,
+///    "args": {"name": "CrRendererMain"}}
+/// ]}"#;
+/// let report = taskchain::analyze_bytes("t.json", trace, &taskchain::Settings::default())?;
+/// // One long task (80 ms), with no profile to name its chain.
+/// assert_eq!(report.long_tasks, 1);
+/// let err = taskchain::analyze_bytes("x.json", b"[1, 2]", &Default::default()).unwrap_err();
+/// assert!(matches!(err, taskchain::Error::OtherJson { .. }), "{err}");
+/// # Ok::<(), taskchain::Error>(())
+/// ```
+pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileReport, Error> {
     analyze_bytes_deferring(file, bytes, s, &mut DeferredDrop::default())
+        .map_err(|e| e.at(file.into()))
 }
 
 /// [`analyze_bytes`], leaving what it no longer needs in `later` for the caller to drop.
@@ -173,13 +191,15 @@ pub fn analyze_bytes_deferring(
 }
 
 /// Analyses one trace arriving in blocks (a gzip stream). A stream error after some data
-/// is a note in the report's diagnostics (the part before it was used).
+/// is a note in the report's diagnostics (the part before it was used). Errors as
+/// [`analyze_bytes`].
 pub fn analyze_stream(
     file: &str,
     source: impl BlockSource,
     s: &Settings,
-) -> Result<FileReport, AnalyzeError> {
+) -> Result<FileReport, Error> {
     analyze_stream_deferring(file, source, s, &mut DeferredDrop::default())
+        .map_err(|e| e.at(file.into()))
 }
 
 /// [`analyze_stream`], leaving what it no longer needs in `later` for the caller to drop.
@@ -212,15 +232,15 @@ pub fn analyze_stream_deferring(
     let mut rep = resolve(file, rec, None, s, later);
     timer.lap("chains");
     if let Some(e) = stream_error {
-        // flate2 reports a CRC or length mismatch at the end of a member as a checksum error.
-        rep.diagnostics.note(if e.to_string().contains("checksum") {
-            format!("gzip checksum mismatch ({e}): the data is corrupt, its rows may be wrong")
-        } else {
-            format!(
-                "gzip stream broken ({e}) after {} events; the part before it was used",
-                rep.events
-            )
-        });
+        rep.diagnostics
+            .note(if matches!(GzipError::of(&e), Some(GzipError::Checksum)) {
+                format!("gzip checksum mismatch ({e}): the data is corrupt, its rows may be wrong")
+            } else {
+                format!(
+                    "gzip stream broken ({e}) after {} events; the part before it was used",
+                    rep.events
+                )
+            });
     }
     Ok(rep)
 }
