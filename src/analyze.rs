@@ -40,6 +40,24 @@ pub struct Settings {
     pub progress: Option<Arc<AtomicU64>>,
     /// The enrichment stage's settings.
     pub enrich: Enrichment,
+    /// Called as each stage of a file ends (for benchmarks: `TASKCHAIN_TIMINGS` makes the
+    /// CLI print them).
+    pub stage_done: Option<StageDone>,
+}
+
+/// A callback told `(file, stage, time since the file's analysis started)` as each stage
+/// of a file ends: `"scan"`, `"profiles"`, `"chains"`. Called from the thread analysing
+/// the file.
+#[derive(Clone)]
+pub struct StageDone(pub Arc<StageDoneFn>);
+
+/// The function in a [`StageDone`]: `(file, stage, elapsed)`.
+pub type StageDoneFn = dyn Fn(&str, &str, std::time::Duration) + Send + Sync;
+
+impl std::fmt::Debug for StageDone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StageDone(..)")
+    }
 }
 
 impl Default for Settings {
@@ -52,6 +70,7 @@ impl Default for Settings {
             tasks: None,
             progress: None,
             enrich: Enrichment::default(),
+            stage_done: None,
         }
     }
 }
@@ -173,7 +192,7 @@ pub fn analyze_bytes_deferring(
             return analyze_field_data(file, bytes, &keys, s, later);
         }
     };
-    let timer = Timer::start(file);
+    let timer = Timer::start(file, s.stage_done.as_ref());
     let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
         .map_err(AnalyzeError::from)?;
     timer.lap("scan");
@@ -209,7 +228,7 @@ pub fn analyze_stream_deferring(
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
-    let timer = Timer::start(file);
+    let timer = Timer::start(file, s.stage_done.as_ref());
     let mut source = source;
     let (trace, stream_error) = match scan::stream::scan_blocks(&mut source) {
         Ok(r) => r,
@@ -432,27 +451,22 @@ pub fn resolve_chains(
     }
 }
 
-/// Stage timings on stderr when the environment sets `TASKCHAIN_TIMINGS` (benchmarks).
+/// Stage timings for [`Settings::stage_done`].
 struct Timer<'a> {
     file: &'a str,
-    start: Option<std::time::Instant>,
+    start: Option<(std::time::Instant, &'a StageDone)>,
 }
 
 impl<'a> Timer<'a> {
-    fn start(file: &'a str) -> Self {
-        let on = std::env::var_os("TASKCHAIN_TIMINGS").is_some();
+    fn start(file: &'a str, done: Option<&'a StageDone>) -> Self {
         Timer {
             file,
-            start: on.then(std::time::Instant::now),
+            start: done.map(|d| (std::time::Instant::now(), d)),
         }
     }
     fn lap(&self, stage: &str) {
-        if let Some(t) = self.start {
-            eprintln!(
-                "taskchain: timing: {}: {stage} done at {:?}",
-                self.file,
-                t.elapsed()
-            );
+        if let Some((t, done)) = self.start {
+            (done.0)(self.file, stage, t.elapsed());
         }
     }
 }

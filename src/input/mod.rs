@@ -8,6 +8,7 @@
 
 pub mod gzip;
 pub mod identity;
+#[cfg(feature = "cli")]
 pub mod paths;
 
 use std::fs::File;

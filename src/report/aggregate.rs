@@ -10,7 +10,7 @@ use crate::enrich::party::NO_SCRIPT_URL;
 use crate::time::TimeDelta;
 
 /// What rows are grouped by.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AggregateBy {
     /// The whole chain (frames and positions).
     #[default]

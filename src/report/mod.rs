@@ -21,7 +21,7 @@ use crate::vocab::Diagnostics;
 use crate::vocab::ThreadKey;
 
 /// Output format (`--format`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
     /// One CSV row per long task.
     #[default]
@@ -36,7 +36,7 @@ pub enum Format {
 }
 
 /// Format of `--summary` and `--aggregate` (`--summary-format`, `--aggregate-format`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TableFormat {
     /// CSV.
     #[default]
