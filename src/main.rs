@@ -34,7 +34,21 @@ fn main() -> ExitCode {
     // no difference in time or peak memory, interleaved.
     // SAFETY: as above, before any other thread; the value is in KiB.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_MAX_OBJECT_SIZE, 64 << 10) };
-    let job = match Cli::parse().into_job() {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // `taskchain comapre --fail-on-regression 5 …`: say which command was meant
+            // rather than which flag the main command does not know.
+            if err.use_stderr()
+                && let Some(msg) = taskchain::cli::mistyped_in_args(std::env::args_os())
+            {
+                eprintln!("taskchain: error: {msg}");
+                return ExitCode::from(exit::BAD_INPUT);
+            }
+            err.exit()
+        }
+    };
+    let job = match cli.into_job() {
         Ok(j) => j,
         Err(msg) => {
             eprintln!("taskchain: error: {msg}");
@@ -60,6 +74,14 @@ fn main() -> ExitCode {
                 o.regressions > 0 && cfg.fail_on_regression.is_some(),
             )
         }),
+        Job::Completions(shell) => {
+            use std::io::Write;
+            let script = taskchain::cli::completions(*shell);
+            std::io::stdout()
+                .write_all(&script)
+                .map_err(anyhow::Error::from)
+                .map(|()| ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

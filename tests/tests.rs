@@ -5,6 +5,7 @@
 
 mod batch;
 mod cli;
+mod cli_conventions;
 mod common;
 mod edge_cases;
 mod field;

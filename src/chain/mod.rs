@@ -171,14 +171,16 @@ impl Flags {
     pub fn contains(self, f: Flags) -> bool {
         self.0 & f.0 == f.0
     }
-    /// The names of the set flags joined by `;` (empty when none).
-    pub fn to_text(self) -> String {
+    /// The names of the set flags, in the order docs/METHOD.md §3 lists them.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
         Self::NAMES
             .iter()
-            .filter(|(f, _)| self.contains(*f))
+            .filter(move |(f, _)| self.contains(*f))
             .map(|(_, n)| *n)
-            .collect::<Vec<_>>()
-            .join(";")
+    }
+    /// The names of the set flags joined by `;` (empty when none).
+    pub fn to_text(self) -> String {
+        self.names().collect::<Vec<_>>().join(";")
     }
 }
 
