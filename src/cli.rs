@@ -152,10 +152,6 @@ cli_enum! {
     }
 }
 
-/// `taskchain --version`: the package version and the commit it was built from, when the
-/// build knew it (`build.rs`).
-pub const VERSION: &str = env!("TASKCHAIN_LONG_VERSION");
-
 /// More threads than this only add overhead (each is a rayon worker with its own stack).
 const MAX_JOBS: usize = 256;
 
@@ -176,7 +172,7 @@ a retry may fix (EIO, no space, a stale NFS handle).";
 #[derive(Debug, Parser)]
 #[command(
     name = "taskchain",
-    version = VERSION,
+    version,
     about,
     after_help = EXAMPLES,
     allow_negative_numbers = true,

@@ -13,6 +13,7 @@ mod fuzz_regressions;
 mod ground_truth;
 mod layers;
 mod lossless;
+mod memory;
 #[path = "parquet.rs"]
 mod parquet_outputs;
 mod parties;
