@@ -45,14 +45,16 @@ for s in "${shapes[@]}"; do
   [ -f "$dir/$want" ] || scripts/make-memory-shapes "$dir" "$s" --name-mib "$mib"
 done
 
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
 printf '%-20s %10s %10s %12s %8s %8s %s\n' input "input MB" "CSV MB" "peak RSS MB" ratio target "exit"
 for f in "${files[@]}"; do
   in=$(stat -c %s "$dir/$f")
-  out="$dir/$f.csv"
+  out="$tmp/$f.csv"
   rc=0
-  /usr/bin/time -v -o "$dir/time.txt" "$bin" -q -j2 "$dir/$f" -o "$out" 2>"$dir/stderr.txt" || rc=$?
-  kb=$(awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); print $2 }' "$dir/time.txt")
+  /usr/bin/time -v -o "$tmp/time.txt" "$bin" -q -j2 "$dir/$f" -o "$out" 2>"$tmp/stderr.txt" || rc=$?
+  kb=$(awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); print $2 }' "$tmp/time.txt")
   rss=$((kb * 1024))
   csv=$(stat -c %s "$out" 2>/dev/null || echo 0)
   case $f in
@@ -64,7 +66,6 @@ for f in "${files[@]}"; do
   printf '%-20s %10s %10s %12s %8s %8s %s\n' "$f" "$(mb "$in")" "$(mb "$csv")" "$(mb "$rss")" "$ratio×" "$target" "$rc"
   rm -f "$out"
 done
-rm -f "$dir/time.txt" "$dir/stderr.txt"
 if [ $keep = 0 ]; then
   for f in "${files[@]}"; do rm -f "$dir/$f"; done
 fi

@@ -46,7 +46,8 @@ while IFS= read -r args; do
       -o "$g/out/tasks/shard={shard}/tasks.parquet" \
       --summary "$g/out/summary/shard={shard}/summary.parquet" < "$g/files.txt"
   done
-  "$tc" -q "${flags[@]}" --files-from "$g/files.txt" -o /dev/null \
+  # --chain-key exact: the recipe groups by the task rows' exact `chain` text.
+  "$tc" -q "${flags[@]}" --files-from "$g/files.txt" -o /dev/null --chain-key exact \
     --aggregate "$g/aggregate.csv" --summary "$g/summary.csv"
   groups+=("$g")
   k=$((k + 1))

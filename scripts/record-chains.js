@@ -1,4 +1,4 @@
-// Records the Chrome traces of samples/recursion-and-triggers and samples/compare-*
+// Records the Chrome traces of samples/recursion-and-triggers and samples/compare-builds
 // (issue 17) with playwright-core and the system's Chromium. Run by
 // scripts/record-chains-samples, which installs playwright-core in a scratch folder.
 //
@@ -6,10 +6,10 @@
 //   OUTDIR/recursion-and-triggers/trace.json      one page: direct and mutual recursion on
 //       clicks, a timer, an animation frame, a MessageChannel message, a keystroke in an
 //       input, a script evaluated at load
-//   OUTDIR/compare-base/run-N.json                  five runs of a small app
-//   OUTDIR/compare-moved/run-N.json                 the same app with every line of its
+//   OUTDIR/compare-builds/base/run-N.json           five runs of a small app
+//   OUTDIR/compare-builds/moved/run-N.json          the same app with every line of its
 //       script moved down by one (and a new content hash in the script's name)
-//   OUTDIR/compare-slower/run-N.json                the same app with its click task 30% longer
+//   OUTDIR/compare-builds/slower/run-N.json         the same app with its click task 30% longer
 'use strict';
 const fs = require('fs');
 const http = require('http');
@@ -84,9 +84,9 @@ window.startTimers = () => setTimeout(refresh, 50);
 `;
 }
 const builds = {
-  'compare-base': { script: 'app.3f9a2b1c.js', body: appScript(120, false) },
-  'compare-moved': { script: 'app.8d7e6f5a.js', body: appScript(120, true) },
-  'compare-slower': { script: 'app.c41d9e07.js', body: appScript(156, false) },
+  'compare-builds/base': { script: 'app.3f9a2b1c.js', body: appScript(120, false) },
+  'compare-builds/moved': { script: 'app.8d7e6f5a.js', body: appScript(120, true) },
+  'compare-builds/slower': { script: 'app.c41d9e07.js', body: appScript(156, false) },
 };
 for (const b of Object.values(builds)) {
   pages['/' + b.script] = b.body;

@@ -79,6 +79,8 @@ pub struct Outputs {
     pub aggregate_format: TableFormat,
     /// `--aggregate-by`.
     pub aggregate_by: AggregateBy,
+    /// `--chain-key`: how --aggregate and the Markdown's top chains group chains.
+    pub chain_key: crate::report::chain_key::ChainKey,
     /// `--folded`: collapsed stacks.
     pub folded: Option<PathBuf>,
     /// `--folded-weight`.
@@ -412,13 +414,17 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
 
     let mut aggregate = aggregate_file
         .as_ref()
-        .map(|_| Aggregator::new(o.aggregate_by));
+        .map(|_| Aggregator::new(o.aggregate_by, o.chain_key));
     let mut folded =
         (folded_file.is_some() || flame_file.is_some()).then(|| Folded::new(o.folded_weight));
     let mut md = markdown_file.as_ref().map(|_| MarkdownReport::default());
     // The Markdown's top chains, grouped by chain whatever --aggregate-by says.
-    let mut md_chains = md.as_ref().map(|_| Aggregator::new(AggregateBy::Chain));
-    let mut md_owners = md.as_ref().map(|_| Aggregator::new(AggregateBy::Vendor));
+    let mut md_chains = md
+        .as_ref()
+        .map(|_| Aggregator::new(AggregateBy::Chain, o.chain_key));
+    let mut md_owners = md
+        .as_ref()
+        .map(|_| Aggregator::new(AggregateBy::Vendor, o.chain_key));
     let mut out = RunOutcome::default();
     {
         // Writers borrow their files until the end of this block.

@@ -13,6 +13,7 @@ use crate::compare::CompareConfig;
 use crate::enrich::symbolicate::{ChainNames, MapSource, Symbolicator};
 use crate::gate::Budget;
 use crate::report::aggregate::AggregateBy;
+use crate::report::chain_key::ChainKey;
 use crate::report::folded::FoldedWeight;
 use crate::report::json::ReportOptions;
 use crate::report::{Format, TableFormat, is_parquet_name};
@@ -135,6 +136,18 @@ cli_enum! {
         Original,
         /// The trace's own (minified) names and positions.
         Generated,
+    }
+}
+
+cli_enum! {
+    /// [`ChainKey`] as `--chain-key` reads it.
+    ChainKeyArg => ChainKey {
+        /// Function names and script paths: no line or column, the URL's query and fragment
+        /// dropped, content hashes in file names as `[hash]`; the original name and source
+        /// where a source map gave them.
+        Normalized,
+        /// The chain text exactly (`name (url:line:column)`), as the CSV `chain` column.
+        Exact,
     }
 }
 
@@ -301,6 +314,12 @@ pub struct Common {
     /// exact stacks.
     #[arg(long, value_enum, value_name = "MODE", default_value_t = CollapseRecursionArg::Direct, global = true)]
     pub collapse_recursion: CollapseRecursionArg,
+    /// How `compare`, --aggregate and the Markdown's top chains match chains: `normalized`
+    /// by function names and script paths (no line or column, no query, content hashes in
+    /// file names as `[hash]`, original names with source maps), so a rebuild keeps each
+    /// chain; `exact` by the chain text with positions.
+    #[arg(long, value_enum, value_name = "KEY", default_value_t = ChainKeyArg::Normalized, global = true)]
+    pub chain_key: ChainKeyArg,
     /// No progress bar, warnings or summary on stderr (errors are still printed).
     #[arg(short, long, global = true)]
     pub quiet: bool,
@@ -335,10 +354,14 @@ pub struct CompareArgs {
     /// Candidate traces, after `--`.
     #[arg(value_name = "CANDIDATE", last = true, required = true)]
     pub candidate: Vec<PathBuf>,
-    /// Exit with code 1 when the long-task time (overall or of a chain) grows by more than
+    /// Exit with code 1 when the long-task time (overall or of a chain) grows by at least
     /// PCT percent and the test says the change is not noise (p < 0.05).
     #[arg(long, value_name = "PCT")]
     pub fail_on_regression: Option<f64>,
+    /// The smallest change in percent called a regression or an improvement (p < 0.05
+    /// too) [default: --fail-on-regression's PCT, else 5].
+    #[arg(long, value_name = "PCT")]
+    pub min_effect: Option<f64>,
     /// Write the comparison here as CSV (default: standard output).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -551,17 +574,22 @@ impl Cli {
                     flag.display()
                 ));
             }
-            if let Some(p) = c.fail_on_regression
-                && !(p.is_finite() && p >= 0.0)
-            {
-                return Err(format!(
-                    "--fail-on-regression must be a percentage ≥ 0, got {p}"
-                ));
+            for (flag, v) in [
+                ("--fail-on-regression", c.fail_on_regression),
+                ("--min-effect", c.min_effect),
+            ] {
+                if let Some(p) = v
+                    && !(p.is_finite() && p >= 0.0)
+                {
+                    return Err(format!("{flag} must be a percentage ≥ 0, got {p}"));
+                }
             }
             return Ok(Job::Compare(Box::new(CompareConfig {
                 base: c.base,
                 candidate: c.candidate,
                 fail_on_regression: c.fail_on_regression,
+                min_effect: c.min_effect,
+                chain_key: self.common.chain_key.into(),
                 output: c.output,
                 markdown: c.markdown,
                 analysis: settings,
@@ -635,6 +663,7 @@ impl Cli {
                 ),
                 aggregate,
                 aggregate_by: self.aggregate_by.into(),
+                chain_key: self.common.chain_key.into(),
                 folded,
                 folded_weight: self.folded_weight.into(),
                 flamegraph,

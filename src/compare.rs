@@ -6,8 +6,14 @@
 //! overall, and per call chain (0 in a trace where the chain has no long task). The test is
 //! two-sided; exact for small sets without ties, else the normal approximation with a tie
 //! and continuity correction. A change is a regression when the candidate's mean is higher,
-//! p < 0.05, and the increase is over `--fail-on-regression` percent (0 when not given).
-//! With very small sets no change can be significant: 3 traces per side give p ≥ 0.1.
+//! p < 0.05, and the increase is at least the minimum effect (`--min-effect`, 5% by
+//! default; `--fail-on-regression PCT` when only it is given); an improvement the same way
+//! down. With very small sets no change can be significant: 3 traces per side give p ≥ 0.1.
+//!
+//! Chains are matched across the two sets by [`ChainKey`] (`--chain-key`): by default by
+//! their frames' function names and script paths (no positions, no query, content hashes
+//! in file names normalised, original names with source maps), so a rebuild that moves
+//! lines or renames `app.3f9a2b1c.js` still compares each chain with itself.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
@@ -15,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::analyze::Settings;
 use crate::report::FileReport;
+use crate::report::chain_key::{self, ChainKey};
 use crate::report::{chain_text, millis_text};
 use crate::time::TimeDelta;
 
@@ -27,6 +34,10 @@ pub struct CompareConfig {
     pub candidate: Vec<PathBuf>,
     /// `--fail-on-regression` in percent.
     pub fail_on_regression: Option<f64>,
+    /// `--min-effect` in percent, when given.
+    pub min_effect: Option<f64>,
+    /// `--chain-key`: how chains of the two sets are matched.
+    pub chain_key: ChainKey,
     /// CSV output (`None`: standard output).
     pub output: Option<PathBuf>,
     /// Markdown output.
@@ -42,16 +53,42 @@ pub struct CompareConfig {
 /// p-value below which a change is not put down to noise.
 pub const ALPHA: f64 = 0.05;
 
+/// The smallest change (percent of the baseline mean) called a regression or an
+/// improvement when neither `--min-effect` nor `--fail-on-regression` is given.
+pub const MIN_EFFECT_PCT: f64 = 5.0;
+
+impl CompareConfig {
+    /// The minimum effect in percent: `--min-effect`, else `--fail-on-regression`, else
+    /// [`MIN_EFFECT_PCT`].
+    pub fn min_effect_pct(&self) -> f64 {
+        self.min_effect
+            .or(self.fail_on_regression)
+            .unwrap_or(MIN_EFFECT_PCT)
+    }
+}
+
 /// Per-trace totals of one set.
 #[derive(Debug, Default)]
 struct Trace {
     long_task_time: f64,
     long_tasks: f64,
-    /// chain text → (ms, count); plus the chain's leaf function.
+    /// chain key → (ms, count).
     chains: BTreeMap<String, (f64, f64)>,
 }
 
-fn totals(reports: &[FileReport], leaf: &mut BTreeMap<String, String>) -> Vec<Trace> {
+/// How a chain key is shown: the exact chain text and the leaf function of its first task
+/// (in the candidate set when it has one, so the positions are the new build's).
+#[derive(Debug, Default)]
+struct Shown {
+    chain: String,
+    leaf: String,
+}
+
+fn totals(
+    reports: &[FileReport],
+    mode: ChainKey,
+    shown: &mut BTreeMap<String, Shown>,
+) -> Vec<Trace> {
     reports
         .iter()
         .map(|r| {
@@ -61,11 +98,14 @@ fn totals(reports: &[FileReport], leaf: &mut BTreeMap<String, String>) -> Vec<Tr
                 ..Trace::default()
             };
             for row in &r.rows {
-                let key = chain_text(&row.chain);
-                if let Some(l) = row.leaf() {
-                    leaf.entry(key.clone())
-                        .or_insert_with(|| l.shown_function().to_string());
-                }
+                let key = chain_key::key(&row.chain, mode);
+                shown.entry(key.clone()).or_insert_with(|| Shown {
+                    chain: chain_text(&row.chain),
+                    leaf: row
+                        .leaf()
+                        .map(|l| l.shown_function().to_string())
+                        .unwrap_or_default(),
+                });
                 let e = t.chains.entry(key).or_default();
                 e.0 += row.task_dur.as_millis_f64();
                 e.1 += 1.0;
@@ -78,8 +118,13 @@ fn totals(reports: &[FileReport], leaf: &mut BTreeMap<String, String>) -> Vec<Tr
 /// One line of the comparison.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Change {
-    /// `overall`, or the chain (`chain` column text; empty chain: tasks without one).
+    /// `None` for the overall line, else the chain as the CSV `chain` column writes it, of
+    /// the key's first task in the candidate set (in the baseline when it is gone); empty:
+    /// tasks without a chain.
     pub chain: Option<String>,
+    /// The key the two sets' chains were matched by ([`ChainKey`]); empty for the overall
+    /// line and tasks without a chain.
+    pub chain_key: String,
     /// The chain's leaf function.
     pub leaf: String,
     /// Traces in each set.
@@ -94,35 +139,39 @@ pub struct Change {
     pub base_tasks: f64,
     /// Same for the candidate.
     pub candidate_tasks: f64,
-    /// (candidate − base) / base × 100; infinite when the base is 0 and the candidate not.
-    pub change_pct: f64,
+    /// (candidate − base) / base × 100; `None` when the baseline mean is 0.
+    pub change_pct: Option<f64>,
     /// Two-sided Mann-Whitney U p-value of the long-task times.
     pub p_value: f64,
-    /// The verdict for `threshold_pct`.
-    pub verdict: Verdict,
+    /// What the change is.
+    pub change: ChangeKind,
 }
 
-/// What a change means.
+/// What a line of the comparison says (the CSV `change` column).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// Higher, significant, over the threshold.
+pub enum ChangeKind {
+    /// A chain in no baseline trace. Its time counts in the overall line; on its own it
+    /// does not fail `--fail-on-regression` (a renamed function is a new and a gone chain).
+    New,
+    /// A chain in no candidate trace.
+    Gone,
+    /// Higher, p < [`ALPHA`], by at least the minimum effect.
     Regression,
-    /// Higher and significant, but not over the threshold.
-    IncreaseUnderThreshold,
-    /// Lower and significant.
+    /// Lower, p < [`ALPHA`], by at least the minimum effect.
     Improvement,
-    /// Not significant.
+    /// Not significant, or smaller than the minimum effect.
     NoChange,
 }
 
-impl Verdict {
+impl ChangeKind {
     /// As written in reports.
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Regression => "regression",
-            Verdict::IncreaseUnderThreshold => "increase under threshold",
-            Verdict::Improvement => "improvement",
-            Verdict::NoChange => "no significant change",
+            ChangeKind::New => "new",
+            ChangeKind::Gone => "gone",
+            ChangeKind::Regression => "regression",
+            ChangeKind::Improvement => "improvement",
+            ChangeKind::NoChange => "no change",
         }
     }
 }
@@ -135,34 +184,39 @@ fn mean(v: &[f64]) -> f64 {
     }
 }
 
+/// The line of one chain (`chain`: `Some`) or the overall line, `min_effect_pct` the
+/// smallest change in percent that is a regression or an improvement.
 fn change(
-    chain: Option<String>,
-    leaf: String,
+    chain: Option<(String, Shown)>,
     a: &[f64],
     b: &[f64],
     counts: (&[f64], &[f64]),
-    threshold_pct: f64,
+    min_effect_pct: f64,
 ) -> Change {
     let (ma, mb) = (mean(a), mean(b));
-    let change_pct = if ma > 0.0 {
-        (mb - ma) / ma * 100.0
-    } else if mb > 0.0 {
-        f64::INFINITY
-    } else {
-        0.0
-    };
+    let change_pct = (ma > 0.0).then(|| (mb - ma) / ma * 100.0);
+    // The size of the change; infinite from nothing.
+    let effect = change_pct.unwrap_or(if mb > 0.0 { f64::INFINITY } else { 0.0 });
     let p = mann_whitney_p(a, b);
-    let verdict = if p < ALPHA && mb > ma && change_pct > threshold_pct {
-        Verdict::Regression
-    } else if p < ALPHA && mb > ma {
-        Verdict::IncreaseUnderThreshold
-    } else if p < ALPHA && mb < ma {
-        Verdict::Improvement
+    let is_chain = chain.is_some();
+    let kind = if is_chain && ma == 0.0 && mb > 0.0 {
+        ChangeKind::New
+    } else if is_chain && mb == 0.0 && ma > 0.0 {
+        ChangeKind::Gone
+    } else if p < ALPHA && mb > ma && effect >= min_effect_pct {
+        ChangeKind::Regression
+    } else if p < ALPHA && mb < ma && -effect >= min_effect_pct {
+        ChangeKind::Improvement
     } else {
-        Verdict::NoChange
+        ChangeKind::NoChange
+    };
+    let (chain, chain_key, leaf) = match chain {
+        Some((key, shown)) => (Some(shown.chain), key, shown.leaf),
+        None => (None, String::new(), String::new()),
     };
     Change {
         chain,
+        chain_key,
         leaf,
         base_traces: a.len(),
         candidate_traces: b.len(),
@@ -172,23 +226,29 @@ fn change(
         candidate_tasks: mean(counts.1),
         change_pct,
         p_value: p,
-        verdict,
+        change: kind,
     }
 }
 
-/// Compares two sets: the overall line first, then one line per chain seen in either
-/// set, largest absolute change in mean long-task time first.
-pub fn compare(base: &[FileReport], candidate: &[FileReport], threshold_pct: f64) -> Vec<Change> {
-    let mut leaf = BTreeMap::new();
-    let (a, b) = (totals(base, &mut leaf), totals(candidate, &mut leaf));
+/// Compares two sets: the overall line first, then one line per chain key (`mode`) seen
+/// in either set, largest absolute change in mean long-task time first (ties: by key).
+pub fn compare(
+    base: &[FileReport],
+    candidate: &[FileReport],
+    mode: ChainKey,
+    min_effect_pct: f64,
+) -> Vec<Change> {
+    // The candidate's first: its chain texts are the ones shown.
+    let mut shown = BTreeMap::new();
+    let b = totals(candidate, mode, &mut shown);
+    let a = totals(base, mode, &mut shown);
     let col = |s: &[Trace], f: &dyn Fn(&Trace) -> f64| s.iter().map(f).collect::<Vec<f64>>();
     let mut out = vec![change(
         None,
-        String::new(),
         &col(&a, &|t| t.long_task_time),
         &col(&b, &|t| t.long_task_time),
         (&col(&a, &|t| t.long_tasks), &col(&b, &|t| t.long_tasks)),
-        threshold_pct,
+        min_effect_pct,
     )];
     let chains: BTreeSet<&String> = a.iter().chain(&b).flat_map(|t| t.chains.keys()).collect();
     let mut per_chain: Vec<Change> = chains
@@ -196,23 +256,30 @@ pub fn compare(base: &[FileReport], candidate: &[FileReport], threshold_pct: f64
         .map(|c| {
             let ms = |s: &[Trace]| col(s, &|t| t.chains.get(c).map_or(0.0, |v| v.0));
             let n = |s: &[Trace]| col(s, &|t| t.chains.get(c).map_or(0.0, |v| v.1));
+            let shown = shown.remove(c).unwrap_or_default();
             change(
-                Some(c.clone()),
-                leaf.get(c).cloned().unwrap_or_default(),
+                Some((c.clone(), shown)),
                 &ms(&a),
                 &ms(&b),
                 (&n(&a), &n(&b)),
-                threshold_pct,
+                min_effect_pct,
             )
         })
         .collect();
     per_chain.sort_by(|x, y| {
         let dx = (x.candidate_ms - x.base_ms).abs();
         let dy = (y.candidate_ms - y.base_ms).abs();
-        dy.total_cmp(&dx).then_with(|| x.chain.cmp(&y.chain))
+        dy.total_cmp(&dx)
+            .then_with(|| x.chain_key.cmp(&y.chain_key))
     });
     out.extend(per_chain);
     out
+}
+
+/// True when `c` fails `--fail-on-regression PCT`: a regression (overall or of a chain)
+/// that grew by at least PCT percent.
+pub fn fails_gate(c: &Change, pct: f64) -> bool {
+    c.change == ChangeKind::Regression && c.change_pct.is_none_or(|x| x >= pct)
 }
 
 /// Two-sided Mann-Whitney U test of `a` against `b`. 1 when either is empty.
@@ -312,7 +379,7 @@ fn normal_cdf(z: f64) -> f64 {
 pub struct CompareOutcome {
     /// Files that could not be read.
     pub failed: usize,
-    /// Lines with verdict `regression` (over the threshold).
+    /// Lines that fail `--fail-on-regression` ([`fails_gate`]; 0 without it).
     pub regressions: usize,
 }
 
@@ -351,7 +418,8 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
     let changes = compare(
         &base.reports,
         &cand.reports,
-        cfg.fail_on_regression.unwrap_or(0.0),
+        cfg.chain_key,
+        cfg.min_effect_pct(),
     );
     let failed: Vec<String> = base
         .errors
@@ -361,17 +429,20 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
         .collect();
     let out = CompareOutcome {
         failed: failed.len(),
-        regressions: changes
-            .iter()
-            .filter(|c| c.verdict == Verdict::Regression)
-            .count(),
+        regressions: cfg.fail_on_regression.map_or(0, |pct| {
+            changes.iter().filter(|c| fails_gate(c, pct)).count()
+        }),
     };
     csv_file.fill(|w| write_csv(&changes, w))?;
     if let Some(f) = md_file {
         f.fill(|mut w| write_markdown(&changes, &failed, &mut w))?;
     }
     if !cfg.quiet {
-        for c in changes.iter().filter(|c| c.verdict == Verdict::Regression) {
+        let count = |k: ChangeKind| changes.iter().filter(|c| c.change == k).count();
+        for c in changes
+            .iter()
+            .filter(|c| c.change == ChangeKind::Regression)
+        {
             eprintln!(
                 "taskchain: regression: {}: {} ms → {} ms ({}, p = {:.4})",
                 c.chain
@@ -388,10 +459,17 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
             );
         }
         eprintln!(
-            "taskchain: compared {} and {}: {}, {} failed",
+            "taskchain: compared {} and {}: {}, {}, {} new, {} gone, {} failed",
             plural(base.reports.len(), "baseline trace", "baseline traces"),
             plural(cand.reports.len(), "candidate trace", "candidate traces"),
-            plural(out.regressions, "regression", "regressions"),
+            plural(count(ChangeKind::Regression), "regression", "regressions"),
+            plural(
+                count(ChangeKind::Improvement),
+                "improvement",
+                "improvements"
+            ),
+            count(ChangeKind::New),
+            count(ChangeKind::Gone),
             out.failed
         );
     }
@@ -399,40 +477,34 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
 }
 
 /// The CSV columns of the comparison.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "scope",
     "chain",
+    "chain_key",
     "leaf_function",
     "base_traces",
     "candidate_traces",
     "base_mean_ms",
     "candidate_mean_ms",
     "change_pct",
+    "change",
     "base_mean_tasks",
     "candidate_mean_tasks",
     "p_value",
-    "verdict",
 ];
 
 fn ms3(x: f64) -> String {
     millis_text(TimeDelta::from_millis_f64(x))
 }
 
-fn pct(x: f64) -> String {
-    if x.is_infinite() {
-        "new".into()
-    } else {
-        format!("{x:.1}")
-    }
+/// The CSV's `change_pct`: one decimal, empty when the baseline mean is 0.
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(String::new, |x| format!("{x:.1}"))
 }
 
-/// [`pct`] with its unit, for text: `12.5%`, or `new`.
-fn pct_text(x: f64) -> String {
-    if x.is_infinite() {
-        "new".into()
-    } else {
-        format!("{x:.1}%")
-    }
+/// [`pct`] with its sign and unit, for text: `+12.5%`, `-3.0%`, or `new` from nothing.
+fn pct_text(x: Option<f64>) -> String {
+    x.map_or_else(|| "from 0".into(), |x| format!("{x:+.1}%"))
 }
 
 /// Writes the comparison as CSV.
@@ -447,16 +519,17 @@ pub fn write_csv(changes: &[Change], out: impl Write) -> std::io::Result<()> {
                 "overall"
             },
             c.chain.as_deref().unwrap_or(""),
+            &c.chain_key,
             &c.leaf,
             &c.base_traces.to_string(),
             &c.candidate_traces.to_string(),
             &ms3(c.base_ms),
             &ms3(c.candidate_ms),
             &pct(c.change_pct),
+            c.change.as_str(),
             &format!("{:.2}", c.base_tasks),
             &format!("{:.2}", c.candidate_tasks),
             &format!("{:.4}", c.p_value),
-            c.verdict.as_str(),
         ])
         .map_err(std::io::Error::other)?;
     }
@@ -473,7 +546,7 @@ pub fn write_markdown(
     use crate::report::text::{cell, shorten};
     writeln!(
         out,
-        "| scope | leaf | base ms | candidate ms | change | base tasks | candidate tasks | p | verdict |"
+        "| scope | leaf | base ms | candidate ms | Δ | base tasks | candidate tasks | p | change |"
     )?;
     writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---|")?;
     for c in changes.iter().take(16) {
@@ -482,17 +555,20 @@ pub fn write_markdown(
             Some(ch) if ch.is_empty() => "(no chain)".into(),
             Some(ch) => format!("`{}`", cell(&shorten(ch, 80))),
         };
+        let delta = match (c.change, c.change_pct) {
+            (ChangeKind::New, _) => "new".to_string(),
+            (_, x) => pct_text(x),
+        };
         writeln!(
             out,
-            "| {scope} | {} | {} | {} | {} | {:.2} | {:.2} | {:.4} | {} |",
+            "| {scope} | {} | {} | {} | {delta} | {:.2} | {:.2} | {:.4} | {} |",
             cell(&c.leaf),
             ms3(c.base_ms),
             ms3(c.candidate_ms),
-            pct_text(c.change_pct),
             c.base_tasks,
             c.candidate_tasks,
             c.p_value,
-            c.verdict.as_str()
+            c.change.as_str()
         )?;
     }
     if changes.len() > 16 {

@@ -49,14 +49,30 @@ fn summary_aggregate_folded_outputs() {
             &summary,
         );
         let aggregate = read("a.csv");
-        // The four 1 s m86 tasks have different outer callers, so four chains; the biggest
-        // group is recursive-blocking-js's two tasks with one chain (722.629 + 724.512).
+        // Chains are keyed by function names and script paths: three of the four 1 s m86
+        // tasks have different anonymous callers in one script, so one key, 999.598 +
+        // 999.356 + 999.035 = 2997.989 ms of stack (p50 999.356, p95 999.598), tasks of
+        // 1052.668 + 1000.725 + 1000.864 = 3054.257 ms; then recursive-blocking-js's three
+        // tasks (722.629 + 724.512 + 743.558 = 2190.699; tasks 2001.553 + 1015.793).
+        let line = |n: usize| aggregate.lines().nth(n).unwrap().to_string();
         assert!(
-            aggregate
-                .lines()
-                .nth(1)
-                .unwrap()
-                .contains(",wait,http://127.0.0.1:8080/,2,2,1,1447.141,")
+            line(1).ends_with(
+                ",window.library.stall,http://localhost:10200/tricky-main-thread-library.js,\
+                 (anonymous) (http://localhost:10200/tricky-main-thread-consumer.js) > \
+                 window.library.stall (http://localhost:10200/tricky-main-thread-library.js),\
+                 3,3,3,1,2997.989,999.356,999.598,3054.257"
+            ),
+            "{}",
+            line(1)
+        );
+        assert!(
+            line(2).ends_with(
+                ",wait,http://127.0.0.1:8080/,(anonymous) (http://127.0.0.1:8080/) > \
+                 foo (http://127.0.0.1:8080/) ×11 > wait (http://127.0.0.1:8080/),\
+                 2,3,3,1,2190.699,724.512,743.558,3017.346"
+            ),
+            "{}",
+            line(2)
         );
         golden(
             std::path::Path::new("tests/expected/batch/aggregate.csv"),
@@ -82,6 +98,43 @@ fn summary_aggregate_folded_outputs() {
         assert!(read("f.svg").starts_with("<?xml"));
         assert!(read("r.md").contains("### Chains that cost the most long-task time"));
     }
+}
+
+#[test]
+fn aggregate_with_the_exact_chain_key_keeps_every_caller_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.csv");
+    taskchain()
+        .args(CASES)
+        .args([
+            "-q",
+            "-o",
+            "/dev/null",
+            "--chain-key",
+            "exact",
+            "--aggregate",
+        ])
+        .arg(&a)
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(&a).unwrap();
+    // The four 1 s m86 tasks have different outer callers, so four chains; the biggest
+    // group is recursive-blocking-js's two tasks with one chain (722.629 + 724.512), its
+    // key the chain text itself.
+    let first = text.lines().nth(1).unwrap();
+    let chain = "(anonymous) (http://127.0.0.1:8080/:21:22) > foo (http://127.0.0.1:8080/:18:19) ×11 > wait (http://127.0.0.1:8080/:9:20)";
+    assert_eq!(
+        first,
+        format!(
+            "{chain},wait,http://127.0.0.1:8080/,{chain},1,2,2,1,1447.141,722.629,724.512,2001.553"
+        )
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains(",window.library.stall,"))
+            .count(),
+        5
+    );
 }
 
 #[test]
@@ -184,9 +237,7 @@ fn compare_finds_an_added_long_task_and_not_noise() {
     let csv = String::from_utf8(out.stdout).unwrap();
     let overall = csv.lines().nth(1).unwrap();
     assert!(
-        overall.starts_with(
-            "overall,,,5,5,102.000,102.000,0.0,1.00,1.00,1.0000,no significant change"
-        ),
+        overall.starts_with("overall,,,,5,5,102.000,102.000,0.0,no change,1.00,1.00,1.0000"),
         "{overall}"
     );
     // Every candidate has an 80 ms task more: 102 → 182 ms mean, U = 0, p = 2/252.
@@ -202,7 +253,7 @@ fn compare_finds_an_added_long_task_and_not_noise() {
     let csv = String::from_utf8(out.stdout).unwrap();
     let overall = csv.lines().nth(1).unwrap();
     assert!(
-        overall.starts_with("overall,,,5,5,102.000,182.000,78.4,1.00,2.00,0.0079,regression"),
+        overall.starts_with("overall,,,,5,5,102.000,182.000,78.4,regression,1.00,2.00,0.0079"),
         "{overall}"
     );
     assert!(
@@ -215,7 +266,7 @@ fn compare_finds_an_added_long_task_and_not_noise() {
             .unwrap()
             .contains("| **overall** |")
     );
-    // Without --fail-on-regression the verdict is reported but the exit code stays 0.
+    // Without --fail-on-regression the change is reported but the exit code stays 0.
     taskchain()
         .arg("compare")
         .args(&base)

@@ -95,9 +95,11 @@ fn the_union_of_shards_is_the_single_run() {
     assert_eq!(a.len(), files.len());
 
     // Aggregate: the additive columns of the shards' groups sum to the single run's
-    // (percentiles do not add: recompute them from the task rows).
+    // (percentiles do not add: recompute them from the task rows). Groups are their
+    // `chain_key`: `chain` is the group's first task's, which may differ between shards.
     let (head, all_groups) = csv_rows(&d.join("all-aggregate.csv"));
     let col = |name: &str| head.iter().position(|h| h == name).unwrap();
+    let key = col("chain_key");
     let (counts, times) = (
         ["long_tasks", "ok_tasks", "files"].map(col),
         ["stack_ms_total", "task_ms_total"].map(col),
@@ -107,7 +109,7 @@ fn the_union_of_shards_is_the_single_run() {
         let (h, rows) = csv_rows(&shard(i, &format!("aggregate-of-{N}.csv")));
         assert_eq!(h, head);
         for r in rows {
-            let e = sums.entry(r[0].clone()).or_default();
+            let e = sums.entry(r[key].clone()).or_default();
             for (k, &c) in counts.iter().enumerate() {
                 e.0[k] += r[c].parse::<i64>().unwrap();
             }
@@ -118,7 +120,7 @@ fn the_union_of_shards_is_the_single_run() {
     }
     assert_eq!(sums.len(), all_groups.len(), "the same chains");
     for r in &all_groups {
-        let (c, t) = sums[&r[0]];
+        let (c, t) = sums[&r[key]];
         assert_eq!(c, counts.map(|i| r[i].parse::<i64>().unwrap()), "{}", r[0]);
         for (k, &i) in times.iter().enumerate() {
             // Each shard rounds its total to whole µs.

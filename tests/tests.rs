@@ -7,6 +7,7 @@ mod batch;
 mod cli;
 mod cli_conventions;
 mod common;
+mod compare_builds;
 mod edge_cases;
 mod field;
 mod fuzz_regressions;

@@ -14,13 +14,40 @@ use crate::time::TimeDelta;
 /// child.
 pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
     let stacks = &w.profile.stacks;
-    let n = stacks.len();
-    // Inclusive time and sample count per stack.
+    let (stack, samples, time) = descend(
+        w,
+        stacks.len(),
+        |k| w.stack(k).index(),
+        |s| stacks.parent(StackIndex::new(s)).map(|p| p.index()),
+        |s| w.profile.frames.kind(stacks.frame(StackIndex::new(s))) == FrameKind::Root,
+    )?;
+    Some(Pick {
+        target: super::Target::Stack(StackIndex::new(stack)),
+        samples,
+        time,
+        tied: false,
+        subtree: true,
+    })
+}
+
+/// The heaviest path's descent over a tree of `n` nodes (the profile's stacks, or the
+/// collapsed stacks of [`super::recursion`]) whose parents come before their children:
+/// `node_of(k)` is candidate `k`'s node, `parent(s)` node `s`'s parent, `is_root(s)` true
+/// for the `(root)` frame's node. Returns the last node with the samples and time of its
+/// subtree; ties between children go to the smaller node.
+pub(super) fn descend(
+    w: &Weighted<'_>,
+    n: usize,
+    node_of: impl Fn(usize) -> usize,
+    parent: impl Fn(usize) -> Option<usize>,
+    is_root: impl Fn(usize) -> bool,
+) -> Option<(usize, usize, TimeDelta)> {
+    // Inclusive time and sample count per node.
     let mut time = vec![TimeDelta::ZERO; n];
     let mut count = vec![0usize; n];
     let mut all = TimeDelta::ZERO;
     for k in 0..w.len() {
-        let s = w.stack(k).index();
+        let s = node_of(k);
         let weight = w.weight(k);
         time[s] = time[s] + weight;
         count[s] += 1;
@@ -28,22 +55,22 @@ pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
     }
     for s in (0..n).rev() {
         if count[s] > 0
-            && let Some(p) = stacks.parent(StackIndex::new(s))
+            && let Some(p) = parent(s)
         {
-            time[p.index()] = time[p.index()] + time[s];
-            count[p.index()] += count[s];
+            time[p] = time[p] + time[s];
+            count[p] += count[s];
         }
     }
-    // Heaviest child of each stack (roots: of a virtual root); ties go to the smaller
-    // (earlier interned) stack, which comes first in this ascending walk.
+    // Heaviest child of each node (roots: of a virtual root); ties go to the smaller
+    // (earlier made) node, which comes first in this ascending walk.
     let mut best: Vec<Option<usize>> = vec![None; n];
     let mut best_root: Option<usize> = None;
     for s in 0..n {
         if count[s] == 0 {
             continue;
         }
-        let slot = match stacks.parent(StackIndex::new(s)) {
-            Some(p) => &mut best[p.index()],
+        let slot = match parent(s) {
+            Some(p) => &mut best[p],
             None => &mut best_root,
         };
         if slot.is_none_or(|b| time[s] > time[b]) {
@@ -59,9 +86,7 @@ pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
         };
         // Descend while the child holds at least half of its parent's time, and always
         // past the `(root)` frame: a path that stops there names no function.
-        let at_root = cur.is_none_or(|c| {
-            w.profile.frames.kind(stacks.frame(StackIndex::new(c))) == FrameKind::Root
-        });
+        let at_root = cur.is_none_or(&is_root);
         match next {
             Some(c)
                 if time[c] > TimeDelta::ZERO
@@ -75,12 +100,6 @@ pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
             _ => break,
         }
     }
-    let stack = cur?;
-    Some(Pick {
-        target: super::Target::Stack(StackIndex::new(stack)),
-        samples: count[stack],
-        time: cur_time,
-        tied: false,
-        subtree: true,
-    })
+    let node = cur?;
+    Some((node, count[node], cur_time))
 }

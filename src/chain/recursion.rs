@@ -12,7 +12,6 @@
 use super::Pick;
 use super::window::Weighted;
 use crate::profile::{CpuProfile, FrameIndex, FrameKind, StackIndex};
-use crate::time::TimeDelta;
 use crate::vocab::FastMap;
 
 /// How recursion is collapsed before samples are grouped (`--collapse-recursion`).
@@ -134,30 +133,8 @@ impl Collapsed {
     /// docs/METHOD.md §1 step 3 over collapsed stacks: the node with the most candidates of its own
     /// (ties: the earliest first sample). Its samples and time count every depth merged.
     pub fn largest(&self, w: &Weighted<'_>) -> Option<Pick> {
-        let mut groups: Vec<(usize, usize, TimeDelta)> =
-            vec![(0, usize::MAX, TimeDelta::ZERO); self.nodes.len()];
-        let mut k = 0;
-        while k < w.len() {
-            let (node, first) = (self.node_of(w, k), k);
-            while k < w.len() && self.node_of(w, k) == node {
-                k += 1;
-            }
-            let g = &mut groups[node as usize];
-            if g.0 == 0 {
-                g.1 = first;
-            }
-            g.0 += k - first;
-            g.2 = g.2 + w.weight_sum(first, k);
-        }
-        let (node, &(samples, _, time)) = groups
-            .iter()
-            .enumerate()
-            .filter(|(_, g)| g.0 > 0)
-            .max_by_key(|(_, g)| (g.0, std::cmp::Reverse(g.1)))?;
-        let tied = groups
-            .iter()
-            .enumerate()
-            .any(|(n, g)| n != node && g.0 == samples);
+        let (node, samples, time, tied) =
+            w.largest_group(self.nodes.len(), |k| self.node_of(w, k) as usize)?;
         Some(Pick {
             target: super::Target::Collapsed(self.path(node as u32), node as u32),
             samples,
@@ -171,64 +148,18 @@ impl Collapsed {
     /// into the child with the most time while it holds at least half of its parent's,
     /// always past `(root)`; ties to the node made first.
     pub fn heaviest(&self, w: &Weighted<'_>) -> Option<Pick> {
-        let n = self.nodes.len();
-        let mut time = vec![TimeDelta::ZERO; n];
-        let mut count = vec![0usize; n];
-        let mut all = TimeDelta::ZERO;
-        for k in 0..w.len() {
-            let s = self.node_of(w, k) as usize;
-            let weight = w.weight(k);
-            time[s] = time[s] + weight;
-            count[s] += 1;
-            all = all + weight;
-        }
-        // Parents are made before their children: a reverse walk adds each subtree up.
-        for s in (0..n).rev() {
-            if let Some(p) = self.nodes[s].parent {
-                time[p as usize] = time[p as usize] + time[s];
-                count[p as usize] += count[s];
-            }
-        }
-        let mut best: Vec<Option<usize>> = vec![None; n];
-        let mut best_root: Option<usize> = None;
-        for s in 0..n {
-            if count[s] == 0 {
-                continue;
-            }
-            let slot = match self.nodes[s].parent {
-                Some(p) => &mut best[p as usize],
-                None => &mut best_root,
-            };
-            if slot.is_none_or(|b| time[s] > time[b]) {
-                *slot = Some(s);
-            }
-        }
         let frames = &w.profile.frames;
-        let (mut cur, mut cur_time): (Option<usize>, TimeDelta) = (None, all);
-        loop {
-            let next = match cur {
-                None => best_root,
-                Some(c) => best[c],
-            };
-            let at_root = cur.is_none_or(|c| frames.kind(self.nodes[c].frame) == FrameKind::Root);
-            match next {
-                Some(c)
-                    if time[c] > TimeDelta::ZERO
-                        && (at_root
-                            || i128::from(time[c].as_nanos()) * 2
-                                >= i128::from(cur_time.as_nanos())) =>
-                {
-                    cur = Some(c);
-                    cur_time = time[c];
-                }
-                _ => break,
-            }
-        }
-        let node = cur?;
+        let (node, samples, time) = super::heaviest::descend(
+            w,
+            self.nodes.len(),
+            |k| self.node_of(w, k) as usize,
+            |s| self.nodes[s].parent.map(|p| p as usize),
+            |s| frames.kind(self.nodes[s].frame) == FrameKind::Root,
+        )?;
         Some(Pick {
             target: super::Target::Collapsed(self.path(node as u32), node as u32),
-            samples: count[node],
-            time: cur_time,
+            samples,
+            time,
             tied: false,
             subtree: true,
         })

@@ -142,34 +142,8 @@ impl<'p> Weighted<'p> {
     /// docs/METHOD.md §1 step 3: the largest group of candidates with the same stack; ties go to the
     /// group whose first sample is earliest.
     pub fn largest_stack(&self) -> Option<Pick> {
-        // Per stack: (count, first position, time), indexed densely by stack.
-        let mut groups: Vec<(usize, usize, TimeDelta)> =
-            vec![(0, usize::MAX, TimeDelta::ZERO); self.profile.stacks.len()];
-        // Run by run of equal stacks (samples mostly repeat their neighbour's stack), so
-        // the counters are written once per run, not read back after every sample.
-        let mut k = 0;
-        while k < self.len() {
-            let (stack, first) = (self.stack(k), k);
-            while k < self.len() && self.stack(k) == stack {
-                k += 1;
-            }
-            let time = self.weight_sum(first, k);
-            let g = &mut groups[stack.index()];
-            if g.0 == 0 {
-                g.1 = first;
-            }
-            g.0 += k - first;
-            g.2 = g.2 + time;
-        }
-        let (stack, &(samples, _, time)) = groups
-            .iter()
-            .enumerate()
-            .filter(|(_, g)| g.0 > 0)
-            .max_by_key(|(_, g)| (g.0, std::cmp::Reverse(g.1)))?;
-        let tied = groups
-            .iter()
-            .enumerate()
-            .any(|(s, g)| s != stack && g.0 == samples);
+        let (stack, samples, time, tied) =
+            self.largest_group(self.profile.stacks.len(), |k| self.stack(k).index())?;
         Some(Pick {
             target: super::Target::Stack(StackIndex::new(stack)),
             samples,
@@ -177,6 +151,45 @@ impl<'p> Weighted<'p> {
             tied,
             subtree: false,
         })
+    }
+
+    /// The largest group of candidates when `group(k)` (< `n`) is candidate `k`'s group
+    /// (its stack, or its collapsed stack): (group, samples, time, tied with another
+    /// group); ties go to the group whose first sample is earliest. `None` without
+    /// candidates.
+    pub fn largest_group(
+        &self,
+        n: usize,
+        group: impl Fn(usize) -> usize,
+    ) -> Option<(usize, usize, TimeDelta, bool)> {
+        // Per group: (count, first position, time), indexed densely.
+        let mut groups: Vec<(usize, usize, TimeDelta)> = vec![(0, usize::MAX, TimeDelta::ZERO); n];
+        // Run by run of equal groups (samples mostly repeat their neighbour's stack), so
+        // the counters are written once per run, not read back after every sample.
+        let mut k = 0;
+        while k < self.len() {
+            let (g, first) = (group(k), k);
+            while k < self.len() && group(k) == g {
+                k += 1;
+            }
+            let time = self.weight_sum(first, k);
+            let e = &mut groups[g];
+            if e.0 == 0 {
+                e.1 = first;
+            }
+            e.0 += k - first;
+            e.2 = e.2 + time;
+        }
+        let (g, &(samples, _, time)) = groups
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.0 > 0)
+            .max_by_key(|(_, e)| (e.0, std::cmp::Reverse(e.1)))?;
+        let tied = groups
+            .iter()
+            .enumerate()
+            .any(|(s, e)| s != g && e.0 == samples);
+        Some((g, samples, time, tied))
     }
 
     /// True when some stretch of the window without a sample is longer than `gap`: from the

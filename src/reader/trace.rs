@@ -109,7 +109,9 @@ pub fn read(
         ),
     };
     later.keep(trace);
-    later.keep((top, long, marks));
+    // Plain data (no heap inside): freed at once, not kept until the report is written,
+    // where it doubled the task lists of a file with millions of long tasks.
+    drop((top, long, marks));
     Ok(recording)
 }
 

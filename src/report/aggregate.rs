@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use super::chain_key::{self, ChainKey};
 use super::{ReportRow, chain_text, millis_text};
 use crate::enrich::party::NO_SCRIPT_URL;
 use crate::time::TimeDelta;
@@ -12,7 +13,8 @@ use crate::time::TimeDelta;
 /// What rows are grouped by.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AggregateBy {
-    /// The whole chain (frames and positions).
+    /// The chain, by its [`ChainKey`] (`--chain-key`: by default function names and
+    /// script paths, so one chain's tasks meet across builds and line moves).
     #[default]
     Chain,
     /// The leaf frame's script URL.
@@ -21,8 +23,9 @@ pub enum AggregateBy {
     /// `(no script url)` (see [`crate::enrich::party`]).
     Vendor,
     /// The leaf function with its script URL without query or fragment (`name (url)`), so
-    /// one function's tasks meet whatever line, column or cache-busting query they had;
-    /// with a source map, the original function and source (`name (source)`).
+    /// one function's tasks meet whatever line, column or cache-busting query they had
+    /// (and, with `--chain-key normalized`, content hash in the file name); with a source
+    /// map, the original function and source (`name (source)`).
     Function,
 }
 
@@ -49,6 +52,8 @@ fn without_query(url: &str) -> &str {
 
 #[derive(Debug, Default)]
 struct Group {
+    /// The chain text of the group's first task.
+    chain: String,
     leaf_function: String,
     leaf_url: String,
     tasks: u64,
@@ -81,6 +86,7 @@ pub struct OwnerLine {
 #[derive(Debug, Default)]
 pub struct Aggregator {
     by: AggregateBy,
+    mode: ChainKey,
     groups: HashMap<String, Group>,
     /// Window samples by owner group over every task (`--aggregate-by vendor`).
     samples: HashMap<String, u64>,
@@ -96,10 +102,11 @@ fn percentile(sorted: &[TimeDelta], p: f64) -> TimeDelta {
 }
 
 impl Aggregator {
-    /// Groups by `by`.
-    pub fn new(by: AggregateBy) -> Self {
+    /// Groups by `by`, chains by `mode`.
+    pub fn new(by: AggregateBy, mode: ChainKey) -> Self {
         Aggregator {
             by,
+            mode,
             groups: HashMap::new(),
             samples: HashMap::new(),
         }
@@ -112,7 +119,7 @@ impl Aggregator {
         let parties = r.notes.parties.as_ref();
         let owner = parties.and_then(|p| p.task.as_ref());
         let key = match self.by {
-            AggregateBy::Chain => chain.clone(),
+            AggregateBy::Chain => chain_key::key(&r.chain, self.mode),
             AggregateBy::Url => leaf.url.clone(),
             AggregateBy::Vendor => owner.map_or_else(|| NO_SCRIPT_URL.to_owned(), |p| p.group()),
             AggregateBy::Function => match leaf.original.as_deref() {
@@ -122,9 +129,12 @@ impl Aggregator {
                     o.function.as_deref().unwrap_or(&leaf.function),
                     o.source
                 ),
-                _ => match without_query(&leaf.url) {
-                    "" => leaf.function.clone(),
-                    url => format!("{} ({url})", leaf.function),
+                _ => match (self.mode, without_query(&leaf.url)) {
+                    (_, "") => leaf.function.clone(),
+                    (ChainKey::Exact, url) => format!("{} ({url})", leaf.function),
+                    (ChainKey::Normalized, url) => {
+                        format!("{} ({})", leaf.function, chain_key::script_path(url))
+                    }
                 },
             },
         };
@@ -141,6 +151,7 @@ impl Aggregator {
         }
         let g = self.groups.entry(key).or_default();
         if g.tasks == 0 {
+            g.chain.clone_from(&chain);
             g.leaf_function = leaf.shown_function().to_string();
             g.leaf_url = leaf.url.clone();
         }
@@ -150,7 +161,7 @@ impl Aggregator {
             g.files += 1;
             g.last_file = Some(r.file.to_string());
         }
-        if matches!(self.by, AggregateBy::Url | AggregateBy::Function) {
+        if self.by != AggregateBy::Vendor {
             g.chains.insert(chain);
         }
         g.stack.push(r.stack_time);
@@ -199,14 +210,15 @@ impl Aggregator {
         v
     }
 
-    /// The top `n` groups as (key, leaf function, total stack time, tasks), for summaries.
+    /// The top `n` groups as (chain text of the first task, leaf function, total stack
+    /// time, tasks), for summaries.
     pub fn top(&mut self, n: usize) -> Vec<(String, String, TimeDelta, u64)> {
         self.sorted()
             .into_iter()
             .take(n)
-            .map(|(k, g)| {
+            .map(|(_, g)| {
                 (
-                    k.clone(),
+                    g.chain.clone(),
                     g.leaf_function.clone(),
                     g.stack.iter().copied().sum(),
                     g.tasks,
@@ -223,6 +235,7 @@ impl Aggregator {
             .into_iter()
             .map(|(key, g)| AggregateRow {
                 key: key.clone(),
+                chain: g.chain.clone(),
                 leaf_function: g.leaf_function.clone(),
                 leaf_url: g.leaf_url.clone(),
                 chains: g.chains.len() as u64,
@@ -255,7 +268,10 @@ impl Aggregator {
         let mut w = csv::Writer::from_writer(out);
         // Every grouping's own key columns, then the same counts.
         let (key_columns, extra): (&[&str], &[&str]) = match by {
-            AggregateBy::Chain => (&["chain", "leaf_function", "leaf_url"], &[]),
+            AggregateBy::Chain => (
+                &["chain", "leaf_function", "leaf_url", "chain_key", "chains"],
+                &[],
+            ),
             AggregateBy::Url => (&["url", "chains"], &[]),
             AggregateBy::Function => (&["function", "chains"], &[]),
             AggregateBy::Vendor => (
@@ -279,9 +295,13 @@ impl Aggregator {
                 millis_text(g.task_time),
             ];
             let mut rec: Vec<String> = match by {
-                AggregateBy::Chain => {
-                    vec![key.clone(), g.leaf_function.clone(), g.leaf_url.clone()]
-                }
+                AggregateBy::Chain => vec![
+                    g.chain.clone(),
+                    g.leaf_function.clone(),
+                    g.leaf_url.clone(),
+                    key.clone(),
+                    g.chains.len().to_string(),
+                ],
                 AggregateBy::Url | AggregateBy::Function => {
                     vec![key.clone(), g.chains.len().to_string()]
                 }
@@ -306,13 +326,17 @@ impl Aggregator {
 /// each [`AggregateBy`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AggregateRow {
-    /// The chain text, the leaf's script URL, the owner or the function (by `by`).
+    /// The chain key ([`ChainKey`]), the leaf's script URL, the owner or the function (by
+    /// `by`).
     pub key: String,
+    /// The chain text of the group's first task (`chain`: the CSV's `chain` column).
+    pub chain: String,
     /// The leaf function of the group's first task (`chain`).
     pub leaf_function: String,
     /// The leaf URL of the group's first task (`chain`).
     pub leaf_url: String,
-    /// Distinct chains (`url`, `function`).
+    /// Distinct chain texts (`chain`: more than one when the key joined chains whose
+    /// positions differ; `url`, `function`).
     pub chains: u64,
     /// The vendor's company (`vendor`).
     pub company: String,

@@ -1,7 +1,7 @@
-//! Chain identity across builds (issue 17 §4): a key of a chain by its frames' function
-//! names and script paths, so that moving lines or a new content hash in a bundle's file
-//! name does not make every chain new. Not yet used: `compare` and `--aggregate` still key
-//! by the exact chain text; they are to take [`key`] with a `--chain-key` option.
+//! Chain identity across builds: a key of a chain by its frames' function names and script
+//! paths, so that moving lines, a new content hash in a bundle's file name or another
+//! bundler's source paths do not make every chain new. `compare`, `--aggregate` and the
+//! Markdown's top chains group by it (`--chain-key`); the CSV `chain` column stays exact.
 
 use crate::chain::ChainFrame;
 
@@ -28,15 +28,14 @@ pub fn key(chain: &[ChainFrame], mode: ChainKey) -> String {
         if i > 0 {
             out.push_str(" > ");
         }
-        let (name, script) = match &f.original {
+        let (name, path) = match &f.original {
             Some(o) => (
                 o.function.as_deref().unwrap_or(&f.function),
-                o.source.as_str(),
+                source_path(&o.source),
             ),
-            None => (f.function.as_str(), f.url.as_str()),
+            None => (f.function.as_str(), script_path(&f.url)),
         };
         out.push_str(name);
-        let path = script_path(script);
         if !path.is_empty() {
             out.push_str(" (");
             out.push_str(&path);
@@ -80,6 +79,31 @@ pub fn script_path(url: &str) -> String {
     }
     flush(&mut part, &mut out);
     out
+}
+
+/// A source map's source as bundlers differ in writing it: without a `scheme://namespace/`
+/// prefix (webpack's `webpack://app/`), leading `./` and `../` and `/`, then as
+/// [`script_path`]: `webpack:///./src/main.js` and `../../src/main.js` are both
+/// `src/main.js`.
+pub fn source_path(source: &str) -> String {
+    let mut s = match source.find("://") {
+        // The namespace (or host) after the scheme goes too: `webpack://app/src/x.js`.
+        Some(i) => source[i + 3..]
+            .find('/')
+            .map_or("", |j| &source[i + 3 + j..]),
+        None => source,
+    };
+    loop {
+        let t = s
+            .trim_start_matches('/')
+            .trim_start_matches("./")
+            .trim_start_matches("../");
+        if t == s {
+            break;
+        }
+        s = t;
+    }
+    script_path(s)
 }
 
 /// True for a content hash: 8 or more characters, all hex digits, or all base32/64
@@ -129,6 +153,25 @@ mod tests {
         assert_eq!(p("https://x/polyfills.js"), "https://x/polyfills.js");
         assert_eq!(p("https://x/a.1234567.js"), "https://x/a.1234567.js");
         assert_eq!(p(""), "");
+    }
+
+    #[test]
+    fn source_paths_of_different_bundlers_meet() {
+        for s in [
+            "webpack:///./src/main.js",
+            "webpack://inventory/./src/main.js",
+            "../../src/main.js",
+            "./src/main.js",
+            "/src/main.js",
+            "src/main.js",
+        ] {
+            assert_eq!(source_path(s), "src/main.js", "{s}");
+        }
+        assert_eq!(
+            source_path("webpack:///src/a.3f9a2b1c.js?x"),
+            "src/a.[hash].js"
+        );
+        assert_eq!(source_path("../lib/../x.js"), "lib/../x.js");
     }
 
     #[test]

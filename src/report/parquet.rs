@@ -576,6 +576,8 @@ pub fn aggregate_schema(by: AggregateBy) -> SchemaRef {
             utf8("chain", false),
             utf8("leaf_function", false),
             utf8("leaf_url", false),
+            utf8("chain_key", false),
+            int64("chains", false),
         ],
         AggregateBy::Url => vec![utf8("url", false), int64("chains", false)],
         AggregateBy::Function => vec![utf8("function", false), int64("chains", false)],
@@ -627,9 +629,11 @@ pub fn write_aggregate(
     };
     let mut columns = match by {
         AggregateBy::Chain => vec![
-            text(&|r| &r.key),
+            text(&|r| &r.chain),
             text(&|r| &r.leaf_function),
             text(&|r| &r.leaf_url),
+            text(&|r| &r.key),
+            n(&|r| r.chains),
         ],
         AggregateBy::Url | AggregateBy::Function => vec![text(&|r| &r.key), n(&|r| r.chains)],
         AggregateBy::Vendor => vec![

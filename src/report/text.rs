@@ -14,38 +14,36 @@ pub fn cell(s: &str) -> String {
 }
 
 /// Shortens a chain text (`frame > frame > …`, see [`super::chain_text`]) to about `max`
-/// characters for a table cell: keeps the first frame (where the task entered JavaScript)
-/// and the frames at the end (the leaf side) that fit, and says how many frames are left
-/// out between them, so chains that differ at either end or in depth stay distinct.
+/// characters for a table cell, by whole frames: keeps the first frame (where the task
+/// entered JavaScript), the leaf, and the frames before the leaf that fit, and says how
+/// many frames are left out between them (`onClick > …3… > scoreRows`), so chains that
+/// differ at either end or in depth stay distinct. A name or URL is never cut: when the
+/// first frame and the leaf alone are longer than `max`, they are kept whole.
 pub fn shorten(s: &str, max: usize) -> String {
     let chars = |t: &str| t.chars().count();
-    if chars(s) <= max {
+    let frames: Vec<&str> = s.split(" > ").collect();
+    let n = frames.len();
+    if chars(s) <= max || n <= 2 {
         return s.to_string();
     }
-    let frames: Vec<&str> = s.split(" > ").collect();
-    let first = frames[0];
-    // Frames from the leaf back while they fit beside the first one and the marker.
-    let mut room = max.saturating_sub(chars(first) + 12);
-    let mut kept = 0;
-    for f in frames[1..].iter().rev() {
-        let need = chars(f) + if kept == 0 { 0 } else { 3 };
-        if need > room {
-            break;
-        }
-        room -= need;
+    // `first > …hidden… > ` plus the kept frames joined by ` > `.
+    let width = |kept: usize| {
+        let hidden = n - 1 - kept;
+        let tail: usize = frames[n - kept..].iter().map(|f| chars(f) + 3).sum();
+        chars(frames[0]) + 3 + chars(&format!("…{hidden}…")) + tail
+    };
+    // The leaf always; frames before it while the text fits (all of them cannot: the whole
+    // chain is over `max`).
+    let mut kept = 1;
+    while kept + 1 < n - 1 && width(kept + 1) <= max {
         kept += 1;
     }
-    if kept == 0 || frames.len() < 3 {
-        // One frame is too long for the cell: its end, as it is.
-        let n = chars(s);
-        return format!("…{}", s.chars().skip(n + 1 - max).collect::<String>());
-    }
-    let hidden = frames.len() - 1 - kept;
-    let tail = frames[frames.len() - kept..].join(" > ");
-    if hidden == 0 {
-        return format!("{first} > {tail}");
-    }
-    format!("{first} > …{hidden}… > {tail}")
+    let hidden = n - 1 - kept;
+    format!(
+        "{} > …{hidden}… > {}",
+        frames[0],
+        frames[n - kept..].join(" > ")
+    )
 }
 
 #[cfg(test)]
@@ -73,7 +71,23 @@ mod tests {
             "(anonymous) (http://h/a.js:1:1) > …10… > foo (http://h/a.js:3:9) > count (http://h/a.js:8:2)"
         );
         assert_ne!(shorten(&chain(4), 70), shorten(&chain(11), 70));
-        // A single frame longer than the cell keeps its end.
-        assert_eq!(shorten("abcdefghij", 5), "…ghij");
+        // A name or URL is never cut: a single frame, or two, longer than the cell stay
+        // whole, and so do the first frame and the leaf of a longer chain.
+        assert_eq!(shorten("abcdefghij", 5), "abcdefghij");
+        assert_eq!(shorten("onClick > scoreRows", 5), "onClick > scoreRows");
+        assert_eq!(
+            shorten("onClick > a > b > c > scoreRows", 10),
+            "onClick > …3… > scoreRows"
+        );
+        // The whole chain is 31 characters; in 30 there is room for one frame more (`c`:
+        // 7 + 3 + 3 + (3 + 1) + (3 + 9) = 29) but not two (33).
+        assert_eq!(
+            shorten("onClick > a > b > c > scoreRows", 31),
+            "onClick > a > b > c > scoreRows"
+        );
+        assert_eq!(
+            shorten("onClick > a > b > c > scoreRows", 30),
+            "onClick > …2… > c > scoreRows"
+        );
     }
 }
