@@ -189,6 +189,12 @@ pub fn analyze_bytes_deferring(
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
+    // UTF-16 (PowerShell's `>`): read as the same text in UTF-8.
+    if let Some(utf8) = input::encoding::transcode(bytes, input::encoding::sniff(bytes)) {
+        let mut rep = analyze_bytes_deferring(file, &utf8, s, later)?;
+        rep.diagnostics.add(UTF16_READ, 1);
+        return Ok(rep);
+    }
     let start = match envelope::detect(bytes)? {
         Envelope::Events { start, .. } => start,
         Envelope::OtherObject { keys } => {
@@ -212,6 +218,11 @@ pub fn analyze_bytes_deferring(
     Ok(rep)
 }
 
+/// The warning of an input read as UTF-16 (transcoded; byte offsets in its other messages
+/// are offsets in the UTF-8 text).
+pub const UTF16_READ: &str =
+    "UTF-16 text (as PowerShell's `>` writes), read as UTF-8 (byte offsets are of the UTF-8 text)";
+
 /// Analyses one trace arriving in blocks (a gzip stream). A stream error after some data
 /// is a note in the report's diagnostics (the part before it was used). Errors as
 /// [`analyze_bytes`].
@@ -232,7 +243,7 @@ pub fn analyze_stream_deferring(
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
     let timer = Timer::start(file, s.stage_done.as_ref());
-    let mut source = source;
+    let mut source = input::encoding::Decoded::new(source);
     let (trace, stream_error) = match scan::stream::scan_blocks(&mut source) {
         Ok(r) => r,
         Err(StreamError::Envelope(e)) => return Err(e.into()),
@@ -245,7 +256,11 @@ pub fn analyze_stream_deferring(
         Err(StreamError::OtherObject(keys, mut whole)) => {
             // Field data (a .cpuprofile.gz): small enough to read whole.
             while source.append_to(&mut whole).unwrap_or(false) {}
-            return analyze_field_data(file, &whole, &keys, s, later);
+            let mut rep = analyze_field_data(file, &whole, &keys, s, later)?;
+            if source.transcoded() {
+                rep.diagnostics.add(UTF16_READ, 1);
+            }
+            return Ok(rep);
         }
     };
     timer.lap("scan");
@@ -253,6 +268,9 @@ pub fn analyze_stream_deferring(
     timer.lap("profiles");
     let mut rep = resolve(file, rec, None, s, later);
     timer.lap("chains");
+    if source.transcoded() {
+        rep.diagnostics.add(UTF16_READ, 1);
+    }
     if let Some(e) = stream_error {
         rep.diagnostics
             .note(if matches!(GzipError::of(&e), Some(GzipError::Checksum)) {

@@ -52,6 +52,11 @@ impl TopLevelTask {
     }
 }
 
+/// The diagnostics kind of task `X` events whose `dur` is negative, beyond ±2^63 ns or not
+/// a number: read as still running at the trace's end (the most they can say).
+pub const INVALID_DUR: &str = "task X events whose dur is not a valid duration (negative, \
+     too large or not a number): read as running to the trace's end";
+
 /// A nested event may overhang its parent by up to this much and still count as nested
 /// (Lighthouse tolerates < 1 ms; Chrome's own timestamps jitter by a few µs).
 const NESTING_SLACK: TimeDelta = TimeDelta::from_micros(1000);
@@ -87,9 +92,13 @@ pub fn top_level_tasks<'a>(
                     m.order,
                 )),
                 MarkKind::Begin { .. } => open.push(m),
-                MarkKind::Unfinished => {
+                MarkKind::Unfinished | MarkKind::InvalidDur => {
                     diagnostics.add(
-                        "task X events without a dur (still running at the trace's end: cut there)",
+                        if m.kind == MarkKind::Unfinished {
+                            "task X events without a dur (still running at the trace's end: cut there)"
+                        } else {
+                            INVALID_DUR
+                        },
                         1,
                     );
                     tasks.push((

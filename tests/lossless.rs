@@ -38,7 +38,7 @@ pub fn small_trace(n: usize) -> String {
 }
 
 /// Runs `sh -c script` in `dir` with `$T` the taskchain binary.
-fn sh(dir: &Path, script: &str) -> std::process::Output {
+pub fn sh(dir: &Path, script: &str) -> std::process::Output {
     Command::new("sh")
         .arg("-c")
         .arg(script)
@@ -48,7 +48,7 @@ fn sh(dir: &Path, script: &str) -> std::process::Output {
         .unwrap()
 }
 
-fn stderr(o: &std::process::Output) -> String {
+pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
@@ -210,14 +210,14 @@ fn missing_output_folder_is_named_and_create_dirs_creates_it() {
 }
 
 /// `small_trace(n)` with an event nothing uses as its third line, and that line's offset.
-fn trace_with_noise(n: usize) -> (String, usize) {
+pub fn trace_with_noise(n: usize) -> (String, usize) {
     let t = small_trace(n);
     let at = t.match_indices('\n').nth(2).unwrap().0 + 1;
     let noise = r#"{"ph":"I","name":"Noise","pid":1,"tid":1,"ts":50000,"args":{"x":1}},"#;
     (format!("{}{noise}\n{}", &t[..at], &t[at..]), at)
 }
 
-fn gzip(b: &[u8]) -> Vec<u8> {
+pub fn gzip(b: &[u8]) -> Vec<u8> {
     use std::io::Write;
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     e.write_all(b).unwrap();
@@ -226,7 +226,7 @@ fn gzip(b: &[u8]) -> Vec<u8> {
 
 /// Runs taskchain on `bytes` as a whole file, a `.gz` file and standard input, at -j1 and
 /// -j2; asserts that all six give the same exit code, stderr and report; returns them.
-fn everywhere(bytes: &[u8]) -> (i32, String, String) {
+pub fn everywhere(bytes: &[u8]) -> (i32, String, String) {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("t.json"), bytes).unwrap();
     std::fs::write(d.path().join("t.json.gz"), gzip(bytes)).unwrap();
@@ -239,10 +239,11 @@ fn everywhere(bytes: &[u8]) -> (i32, String, String) {
         ] {
             let o = sh(d.path(), &format!("$T -j{j} {input}"));
             // The same bytes whatever the file is called.
+            // (Only where the name stands: a message may hold a `-` of its own.)
             let out = String::from_utf8(o.stdout.clone())
                 .unwrap()
-                .replace(shown, "F");
-            let err = stderr(&o).replace(shown, "F");
+                .replace(&format!("\n{shown},"), "\nF,");
+            let err = stderr(&o).replace(&format!(" {shown}: "), " F: ");
             let got = (o.status.code().unwrap(), err, out);
             match &seen {
                 None => seen = Some(got),
@@ -253,7 +254,7 @@ fn everywhere(bytes: &[u8]) -> (i32, String, String) {
     seen.unwrap()
 }
 
-fn flagged_rows(out: &str) -> Vec<&str> {
+pub fn flagged_rows(out: &str) -> Vec<&str> {
     out.lines()
         .skip(1)
         .filter(|l| l.contains("damaged_file"))

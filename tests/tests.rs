@@ -13,7 +13,7 @@ mod field;
 mod fuzz_regressions;
 mod ground_truth;
 mod layers;
-mod lossless;
+pub mod lossless;
 mod memory;
 #[path = "parquet.rs"]
 mod parquet_outputs;
@@ -21,3 +21,4 @@ mod parties;
 mod samples;
 mod scale_out;
 mod sourcemaps;
+mod strict;

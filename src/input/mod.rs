@@ -6,6 +6,7 @@
 //! name) and streamed through a multi-member decoder on its own thread (concatenated
 //! members are one legal stream). [`crate::scan::envelope`] then says where the trace events start.
 
+pub mod encoding;
 pub mod gzip;
 pub mod identity;
 #[cfg(feature = "cli")]

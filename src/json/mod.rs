@@ -23,11 +23,11 @@ pub mod strings;
 
 pub use chrome::{PlainSum, digit_array_end, plain_sum, plain_uints, plain_uints_into};
 pub use numbers::{
-    Token, fold_numbers, int_array, integer, micros_to_nanos, number_array, plain_int,
+    Token, beyond_i64, fold_numbers, int_array, integer, micros_to_nanos, number_array, plain_int,
 };
 pub(crate) use skip::members_with;
 pub use skip::{array, object, skip_value};
-pub use strings::{control_in_string, string_content, string_end, unescape};
+pub use strings::{control_in_string, string_content, string_end, string_end_escaped, unescape};
 
 /// Why the lexer stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

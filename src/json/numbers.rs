@@ -309,6 +309,21 @@ pub fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
     Some(if neg { -ns } else { ns })
 }
 
+/// True when raw `pid`/`tid` bytes are a number (or a number in a string) that no 64-bit
+/// integer holds (`18446744073709551616`, `1e30`): [`integer`] then keys it by a hash.
+pub fn beyond_i64(raw: &[u8]) -> bool {
+    let s = string_content(raw).unwrap_or(raw);
+    if plain_int(s).is_some() {
+        return false;
+    }
+    let Ok(t) = std::str::from_utf8(s) else {
+        return false;
+    };
+    t.parse::<i64>().is_err()
+        && t.parse::<f64>()
+            .is_ok_and(|f| f.abs() >= 9.223_372_036_854_775e18)
+}
+
 /// Parses a raw `pid`/`tid`/node id: an integer, an integer in a string (`"1234"`), or a
 /// float with no fraction (`12.0`). Other strings (hand-made traces name threads `"main"`)
 /// are hashed to a stable non-negative number so that they still key threads apart.

@@ -4,7 +4,7 @@
 
 use memchr::memchr3;
 
-use super::strings::string_end;
+use super::strings::{string_end, string_end_escaped};
 use super::{LexError, Lexed, bytes_equal, digit_count, load8, skip_ws};
 
 /// Skips an object or array starting at `b[i]` (`{` or `[`); returns the offset past its close.
@@ -159,8 +159,8 @@ pub fn skip_value(b: &[u8], i: usize) -> Lexed<usize> {
 }
 
 /// Walks the members of the object starting at `b[i]` (`{`): `value(key, v)` gets each
-/// member's raw key content (compared raw: the keys taskchain looks for never contain
-/// escapes) and the offset of its value, reads or skips the value and returns the offset
+/// member's key (its text: a key written with escapes is decoded first) and the offset of
+/// its value, reads or skips the value and returns the offset
 /// past it. Returns the offset past the `}`.
 #[inline(always)]
 pub(crate) fn members_with(
@@ -190,7 +190,7 @@ pub(crate) fn members_with(
             }
         }
         let key_start = j + 1;
-        let key_end = string_end(b, key_start)?;
+        let (key_end, escaped) = string_end_escaped(b, key_start)?;
         j = skip_ws(b, key_end + 1);
         match b.get(j) {
             None => return Err(LexError::Incomplete),
@@ -203,7 +203,13 @@ pub(crate) fn members_with(
             }
         }
         let v = skip_ws(b, j + 1);
-        let end = value(&b[key_start..key_end], v)?;
+        let key = &b[key_start..key_end];
+        let end = if escaped {
+            // `"p\u0068"` is the key `ph`: matched by its text.
+            value(super::unescape(key).as_bytes(), v)?
+        } else {
+            value(key, v)?
+        };
         j = skip_ws(b, end);
         match b.get(j) {
             None => return Err(LexError::Incomplete),

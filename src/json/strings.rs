@@ -9,16 +9,25 @@ use super::{LexError, Lexed, bytes_equal, load8};
 /// Eight bytes at a time (most strings in a trace are short keys and names), then a SIMD
 /// search once the string proves long (URLs, base64 screenshots).
 #[inline]
-pub fn string_end(b: &[u8], mut i: usize) -> Lexed<usize> {
+pub fn string_end(b: &[u8], i: usize) -> Lexed<usize> {
+    string_end_escaped(b, i).map(|(end, _)| end)
+}
+
+/// [`string_end`], and whether the string holds an escape (a backslash): its content is
+/// then not its text ([`unescape`]).
+#[inline(always)]
+pub fn string_end_escaped(b: &[u8], mut i: usize) -> Lexed<(usize, bool)> {
     let start = i;
+    let mut escaped = false;
     while let Some(w) = load8(b, i) {
         let hit = bytes_equal(w, b'"') | bytes_equal(w, b'\\');
         if hit != 0 {
             let j = i + (hit.trailing_zeros() / 8) as usize;
             if b[j] == b'"' {
-                return Ok(j);
+                return Ok((j, escaped));
             }
             // A backslash escapes the next byte (for `\u` the 4 hex digits are not quotes).
+            escaped = true;
             i = j + 2;
             continue;
         }
@@ -33,8 +42,9 @@ pub fn string_end(b: &[u8], mut i: usize) -> Lexed<usize> {
             Some(k) => {
                 let j = i + k;
                 if b[j] == b'"' {
-                    return Ok(j);
+                    return Ok((j, escaped));
                 }
+                escaped = true;
                 i = j + 2;
                 if i > b.len() {
                     return Err(LexError::Incomplete);

@@ -99,6 +99,13 @@ impl ProfileBuilder {
         let placement = Placement::new(self.origin.t0, self.chunks);
         let sample_count = placement.sample_count();
         let bounds = placement.bounds();
+        if bounds.is_some_and(|(_, last)| last < self.origin.t0) {
+            diagnostics.add(
+                "profiles whose samples all run before the profile's start (negative \
+                 timeDeltas): their times are as the deltas say",
+                1,
+            );
+        }
         let mean_interval = match bounds {
             Some((lo, hi)) if sample_count > 1 => {
                 TimeDelta::from_nanos(hi.since(lo).as_nanos() / (sample_count as i64 - 1))

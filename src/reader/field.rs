@@ -734,6 +734,8 @@ fn legacy_profile(v: &BorrowedValue<'_>, spans: bool) -> Result<Parsed, String> 
 /// leave the tasks to be found as busy spans. Field formats other than the legacy one
 /// are read member by member ([`Members`]); the legacy `head` tree, whole.
 fn parse(bytes: &[u8], format: FieldFormat, tasks: Option<&TaskEntries>) -> Result<Parsed, String> {
+    // A UTF-8 byte-order mark, as for traces (Windows editors write one).
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     // Busy spans are found only when no entries say where the tasks are.
     let spans_for = |own: &TaskEntries| {
         let e = if own.given { own } else { tasks.unwrap_or(own) };
@@ -770,17 +772,7 @@ fn legacy(bytes: &[u8], spans: bool) -> Result<Parsed, String> {
     let mut p = ArgsParser::default();
     let parsed = p
         .with(bytes, |v| legacy_profile(v, spans))
-        .unwrap_or_else(|| {
-            // Our own lexer has no depth limit: JSON it accepts but the parser refused is
-            // nested too deeply (a `head` tree two levels per frame).
-            let start = crate::json::skip_ws(bytes, 0);
-            Err(match crate::json::skip_value(bytes, start) {
-                Ok(_) => "nested deeper than the JSON parser's limit of 1024 levels (a `head` \
-                      tree deeper than about 500 frames); not supported"
-                    .into(),
-                Err(_) => "not valid JSON".into(),
-            })
-        });
+        .unwrap_or_else(|| Err(super::lexed::parse_failure(bytes, 0)));
     parsed.map(|mut parsed| {
         parsed
             .diagnostics

@@ -95,9 +95,12 @@ impl<'a> Members<'a> {
         let Some(r) = self.range(key) else {
             return Ok(None);
         };
-        p.with(&self.bytes[r.clone()], f)
-            .map(Some)
-            .ok_or_else(|| format!("invalid JSON in \"{key}\" (at byte {})", r.start))
+        p.with(&self.bytes[r.clone()], f).map(Some).ok_or_else(|| {
+            format!(
+                "in \"{key}\": {}",
+                parse_failure(&self.bytes[r.clone()], r.start)
+            )
+        })
     }
 
     /// `key`'s value when it is an object.
@@ -129,7 +132,8 @@ impl<'a> Members<'a> {
             n = k + 1;
             if bad.is_none() && p.with(&b[v..end], |e| f(k, e)).is_none() {
                 bad = Some(format!(
-                    "invalid JSON in \"{key}\" element {k} (at byte {v})"
+                    "in \"{key}\" element {k}: {}",
+                    parse_failure(&b[v..end], v)
                 ));
             }
             Ok(end)
@@ -217,6 +221,37 @@ impl<'a> Numbers<'a> {
     }
 }
 
+/// Why `bytes` (starting at byte `shift` of the file) did not parse: where and what was
+/// expected (serde_json finds the first bad byte, as its line and column), or that the
+/// JSON is valid but nested deeper than the parser takes.
+pub(crate) fn parse_failure(bytes: &[u8], shift: usize) -> String {
+    use serde_json::error::Category;
+    let deep = || {
+        "nested deeper than the JSON parser's limit of 1024 levels (a `head` tree deeper \
+         than about 500 frames); not supported"
+            .to_string()
+    };
+    let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) else {
+        return deep();
+    };
+    let what = e.to_string();
+    let what = what.split(" at line ").next().unwrap_or(&what);
+    if what.contains("recursion limit") {
+        return deep();
+    }
+    // serde_json counts lines from 1 and columns (bytes) from 1, at the byte it stopped on.
+    let line_start: usize = bytes
+        .split(|&c| c == b'\n')
+        .take(e.line().saturating_sub(1))
+        .map(|l| l.len() + 1)
+        .sum();
+    let offset = (line_start + e.column().saturating_sub(1)).min(bytes.len()) + shift;
+    match e.classify() {
+        Category::Eof => format!("the file ends at byte {offset} inside a value (cut off)"),
+        _ => format!("invalid JSON at byte {offset}: {what}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -266,7 +301,8 @@ mod tests {
         let m = Members::document(br#"{"n":[{"id":1},{"id":}]}"#).unwrap();
         assert_eq!(
             m.elements(&mut ArgsParser::default(), "n", |_, _| ()),
-            Err("invalid JSON in \"n\" element 1 (at byte 15)".into())
+            // The element starts at byte 15; its bad byte, the `}` after `"id":`, is 21.
+            Err("in \"n\" element 1: invalid JSON at byte 21: expected value".into())
         );
     }
 }

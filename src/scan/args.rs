@@ -192,7 +192,14 @@ pub fn micros_as_nanos(v: &BorrowedValue<'_>) -> Option<i64> {
 
 /// `v[key]` when `v` is an object.
 pub fn field<'v, 'a>(v: &'v BorrowedValue<'a>, key: &str) -> Option<&'v BorrowedValue<'a>> {
-    v.as_object().and_then(|o| o.get(key))
+    let o = v.as_object()?;
+    if o.len() > 32 {
+        // Hash-backed: the parser kept the last of a repeated key.
+        return o.get(key);
+    }
+    // Small objects keep every member in file order, a repeated key too: the last one
+    // counts, as in other JSON readers.
+    o.iter().filter(|(k, _)| *k == key).last().map(|(_, x)| x)
 }
 
 /// `v[key]` as text (owned), when it is a string.

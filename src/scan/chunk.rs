@@ -169,9 +169,13 @@ impl DeltaSummary {
 #[inline(always)]
 fn delta_ns(t: Token<'_>) -> i64 {
     match t {
-        // Beyond ±9.2e15 µs (292 years) ×1000 would overflow: such a delta is junk, use 0.
-        Token::Int(us) => us.checked_mul(1000).unwrap_or(0),
-        Token::Other(tok) => micros_to_nanos(tok).unwrap_or(0),
+        // Beyond ±2^53 µs (285 years) a delta is junk, not a time: 0 (its chunk's samples
+        // are skipped, see `summarize_chunk`).
+        Token::Int(us) if us.unsigned_abs() <= MAX_DELTA_US => us * 1000,
+        Token::Other(tok) => micros_to_nanos(tok)
+            .filter(|ns| ns.unsigned_abs() <= MAX_DELTA_US * 1000)
+            .unwrap_or(0),
+        Token::Int(_) => 0,
     }
 }
 
@@ -201,12 +205,16 @@ fn plain_summary(count: usize, first: u64, sum: u64) -> DeltaSummary {
 /// deltas, the summary of the first min of the two deltas). The number of samples is
 /// `samples_count` when the layout counted them ([`ChunkLayout::samples_count`]), else
 /// counted here. Errors only for deltas that are not a JSON number array.
+///
+/// The summary's `count` is 0 (the chunk has no samples, its deltas still place the
+/// chunks after it) when a delta is a number outside ±2^53 µs or beyond any float
+/// (`1e400`): such a chunk's times cannot be trusted; `out_of_range` then says so.
 pub fn summarize_chunk(
     b: &[u8],
     samples: &Range<usize>,
     samples_count: Option<usize>,
     deltas: &Range<usize>,
-) -> Lexed<(usize, usize, DeltaSummary)> {
+) -> Lexed<ChunkSummary> {
     let ns = samples_count.unwrap_or_else(|| count_elements(b, samples));
     // Chrome's arrays: the deltas counted and summed in one pass, used for both.
     let plain = plain_sum(b, deltas);
@@ -214,7 +222,51 @@ pub fn summarize_chunk(
         Some(s) => s.count,
         None => count_elements(b, deltas),
     };
-    Ok((ns, nd, summarize_plain(b, deltas, ns.min(nd), plain)?))
+    let mut summary = summarize_plain(b, deltas, ns.min(nd), plain)?;
+    // Plain arrays hold small non-negative integers only.
+    let out_of_range = plain.is_none() && has_out_of_range_delta(b, deltas);
+    if out_of_range {
+        summary.count = 0;
+    }
+    Ok(ChunkSummary {
+        samples: ns,
+        deltas: nd,
+        summary,
+        out_of_range,
+    })
+}
+
+/// What [`summarize_chunk`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkSummary {
+    /// Number of samples.
+    pub samples: usize,
+    /// Number of deltas.
+    pub deltas: usize,
+    /// The summary of the first min of the two deltas.
+    pub summary: DeltaSummary,
+    /// A delta is a number outside ±2^53 µs (`summary.count` is then 0).
+    pub out_of_range: bool,
+}
+
+/// Deltas beyond this many µs (2^53, ~285 years, the largest integer a double holds
+/// exactly) are junk, not times.
+const MAX_DELTA_US: u64 = 1 << 53;
+
+/// True when an element of the number array at `b[r]` is a number outside ±2^53 µs, or
+/// too large for a float (`1e400`, read as infinity).
+pub fn has_out_of_range_delta(b: &[u8], r: &Range<usize>) -> bool {
+    let out = |t: Token<'_>| match t {
+        Token::Int(us) => us.unsigned_abs() > MAX_DELTA_US,
+        Token::Other(tok) => {
+            let s = crate::json::string_content(tok).unwrap_or(tok);
+            std::str::from_utf8(s)
+                .ok()
+                .and_then(|s| s.parse::<f64>().ok())
+                .is_some_and(|us| us.is_nan() || us.abs() > MAX_DELTA_US as f64)
+        }
+    };
+    fold_numbers(&b[..r.end], r.start, false, |bad, t| bad || out(t)).is_ok_and(|(bad, _)| bad)
 }
 
 /// Summarises the first `limit` deltas of the array at `b[r]`.
@@ -377,11 +429,13 @@ mod tests {
             for (samples, n, sum) in [("[1,1,1]", 3, 18), ("[1,1]", 2, 8), ("[1,1,1,1]", 3, 18)] {
                 let b = format!("{samples}{deltas}");
                 let (sr, dr) = (0..samples.len(), samples.len()..b.len());
-                let (ns, nd, s) = summarize_chunk(b.as_bytes(), &sr, None, &dr).unwrap();
+                let got = summarize_chunk(b.as_bytes(), &sr, None, &dr).unwrap();
+                let (ns, nd, s) = (got.samples, got.deltas, got.summary);
                 assert_eq!((ns, nd), (samples.len() / 2, 3), "{b}");
+                assert!(!got.out_of_range);
                 // The count a layout found is taken as given.
                 let counted = summarize_chunk(b.as_bytes(), &sr, Some(ns), &dr).unwrap();
-                assert_eq!(counted, (ns, nd, s), "{b}");
+                assert_eq!(counted, got, "{b}");
                 assert_eq!(s.count as usize, n, "{b}");
                 assert_eq!({ s.sum }, TimeDelta::from_micros(sum), "{b}");
                 assert_eq!({ s.min_prefix }, TimeDelta::from_micros(5), "{b}");

@@ -16,6 +16,18 @@ use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ProfileKey, ThreadKey, Tid
 /// The diagnostics kind of events without a `ph` (not trace events).
 pub const NO_PHASE: &str = "events without a \"ph\"";
 
+/// The diagnostics kind of kept events whose `pid` or `tid` is beyond i64.
+pub const IDS_BEYOND_I64: &str = "events whose pid or tid is a number outside the 64-bit \
+     integer range (their threads keyed by a hash of the number's text)";
+
+/// The diagnostics kind of chunks with a `timeDeltas` value outside ±2^53 µs.
+pub const DELTA_OUT_OF_RANGE: &str = "chunks with a timeDeltas value outside ±2^53 µs (or \
+     beyond any number, 1e400): their samples skipped (the profile's later samples may be shifted)";
+
+/// The diagnostics kind of events whose `ph` is not one character (`"Xyz"`, `"XX"`): the
+/// format has no such phase, so they are skipped, not read as `X` or `M`.
+pub const INVALID_PHASE: &str = "events whose \"ph\" is not one character (no phase: skipped)";
+
 /// A `FunctionCall`'s or stack frame's function as `name url:line:col` (the trace's line
 /// and column as given: 1-based in `FunctionCall` data); `(anonymous)` for no name.
 fn function_text(d: &BorrowedValue<'_>) -> String {
@@ -56,6 +68,8 @@ fn source_mapping_comment(text: &str) -> Option<String> {
     (!url.is_empty()).then(|| url.to_string())
 }
 
+/// The thread of an event that is kept. (A `pid` or `tid` beyond i64 is counted where
+/// the event is kept: [`Collector::count_odd_ids`].)
 fn thread_of(ev: &TraceEvent<'_>) -> ThreadKey {
     ThreadKey {
         pid: Pid(ev.pid()),
@@ -109,6 +123,11 @@ impl Collector {
     /// Takes one event.
     pub fn event(&mut self, ev: &TraceEvent<'_>) {
         self.t.events += 1;
+        if ev.ph == Phase::Invalid {
+            // Not a phase at all: neither `X` nor `M`, nor any time in the trace.
+            self.t.diagnostics.add(INVALID_PHASE, 1);
+            return;
+        }
         let ts = ev.ts();
         if ev.ph != Phase::Metadata
             && let Some(ts) = ts
@@ -122,6 +141,7 @@ impl Collector {
                 if ev.is("thread_name")
                     && let Some(name) = self.arg_text(ev, "name")
                 {
+                    self.count_odd_ids(ev);
                     self.t.thread_names.insert(thread_of(ev), name);
                 }
                 return;
@@ -144,7 +164,9 @@ impl Collector {
                         Some(d) if d >= TimeDelta::ZERO => Some(MarkKind::Complete(d)),
                         // Chrome writes a task still running when tracing stopped without
                         // `dur` (or with -1).
-                        _ => Some(MarkKind::Unfinished),
+                        Some(d) if d == TimeDelta::from_micros(-1) => Some(MarkKind::Unfinished),
+                        None if !ev.has_dur() => Some(MarkKind::Unfinished),
+                        _ => Some(MarkKind::InvalidDur),
                     },
                     Phase::Begin => Some(MarkKind::Begin {
                         is_task: is_task_name(ev.name),
@@ -153,6 +175,7 @@ impl Collector {
                     _ => None,
                 };
                 if let Some(kind) = kind {
+                    self.count_odd_ids(ev);
                     self.t.task_marks.push(TaskMark {
                         thread: thread_of(ev),
                         ts,
@@ -167,6 +190,14 @@ impl Collector {
         self.other(ev, ts);
     }
 
+    /// Counts a kept event whose `pid` or `tid` no 64-bit integer holds.
+    #[inline]
+    fn count_odd_ids(&mut self, ev: &TraceEvent<'_>) {
+        if ev.ids_beyond_i64() {
+            self.t.diagnostics.add(IDS_BEYOND_I64, 1);
+        }
+    }
+
     fn other(&mut self, ev: &TraceEvent<'_>, ts: Option<Timestamp>) {
         if ev.ph == Phase::Complete
             && let Some(kind) = EntryKind::of_name(ev.name)
@@ -175,9 +206,15 @@ impl Collector {
         }
         match ev.name {
             b"TimerInstall" => self.timer_install(ev),
-            b"Profile" => self.profile(ev, thread_of(ev), ts),
-            b"ProfileChunk" => self.chunk(ev, thread_of(ev), ts),
-            b"CpuProfile" => self.cpu_profile(ev, thread_of(ev), ts),
+            b"Profile" | b"ProfileChunk" | b"CpuProfile" => {
+                self.count_odd_ids(ev);
+                let thread = thread_of(ev);
+                match ev.name {
+                    b"Profile" => self.profile(ev, thread, ts),
+                    b"ProfileChunk" => self.chunk(ev, thread, ts),
+                    _ => self.cpu_profile(ev, thread, ts),
+                }
+            }
             b"TracingStartedInBrowser" => self.tracing_started_in_browser(ev),
             b"TracingStartedInPage" => {
                 self.main_frame_pids.insert(Pid(ev.pid()));
@@ -460,10 +497,24 @@ impl Collector {
                 start_time,
             });
         };
-        let Ok((ns, nd, summary)) = chunk::summarize_chunk(args, sr, layout.samples_count, dr)
+        let Ok(chunk::ChunkSummary {
+            samples: ns,
+            deltas: nd,
+            summary,
+            out_of_range,
+        }) = chunk::summarize_chunk(args, sr, layout.samples_count, dr)
         else {
             return bad(self);
         };
+        if out_of_range {
+            // Its samples are skipped; its other deltas still place the chunks after it.
+            self.t.diagnostics.add(DELTA_OUT_OF_RANGE, 1);
+            return Some(ChunkData {
+                nodes,
+                samples: SampleArrays::Unreadable(summary),
+                start_time,
+            });
+        }
         if ns != nd {
             self.t.diagnostics.add(
                 "chunks whose samples and timeDeltas differ in length (truncated to the shorter)",

@@ -32,9 +32,15 @@ pub enum EnvelopeError {
     /// Empty or whitespace only.
     #[error("the file is empty")]
     Empty,
-    /// UTF-16 byte-order mark.
+    /// UTF-16 text (by its byte-order mark or NUL bytes), not transcoded before.
     #[error("the file is UTF-16 text; taskchain reads UTF-8 JSON (convert it with iconv)")]
     Utf16,
+    /// UTF-32 text (by its byte-order mark or NUL bytes): not read.
+    #[error(
+        "the file is UTF-32 text; taskchain reads UTF-8 or UTF-16 JSON (convert it with \
+         `iconv -f UTF-32 -t UTF-8`)"
+    )]
+    Utf32,
     /// First byte is neither `[` nor `{`.
     #[error(
         "not JSON trace data: starts with byte 0x{byte:02x} at offset {offset} (want a JSON array or {{\"traceEvents\": ...}})"
@@ -45,11 +51,23 @@ pub enum EnvelopeError {
         /// Its 0-based offset.
         offset: usize,
     },
-    /// The top-level object ends (or the file ends) before any `traceEvents`.
-    #[error("the top-level object is cut off at byte {offset} before any traceEvents array")]
+    /// The file ends inside the top-level object, before any `traceEvents`.
+    #[error("{}", cut_off_text(*offset, inside.as_deref()))]
     CutOff {
-        /// Where the bytes ended or went wrong.
+        /// Where the bytes ended.
         offset: usize,
+        /// The top-level key whose value the bytes end in (`nodes` of a `.cpuprofile`),
+        /// when they end in a value.
+        inside: Option<String>,
+    },
+    /// Bytes that are not JSON at the top level of the object (a missing comma, `NaN`),
+    /// before any `traceEvents`.
+    #[error("invalid JSON at byte {offset} in the top-level object: expected {expected}")]
+    Malformed {
+        /// 0-based offset of the bad byte.
+        offset: usize,
+        /// What was expected there.
+        expected: &'static str,
     },
     /// `traceEvents` is present but not an array.
     #[error("\"traceEvents\" at byte {offset} is not an array")]
@@ -68,8 +86,13 @@ impl EnvelopeError {
                 byte,
                 offset: offset + by,
             },
-            EnvelopeError::CutOff { offset } => EnvelopeError::CutOff {
+            EnvelopeError::CutOff { offset, inside } => EnvelopeError::CutOff {
                 offset: offset + by,
+                inside,
+            },
+            EnvelopeError::Malformed { offset, expected } => EnvelopeError::Malformed {
+                offset: offset + by,
+                expected,
             },
             EnvelopeError::EventsNotArray { offset } => EnvelopeError::EventsNotArray {
                 offset: offset + by,
@@ -79,10 +102,24 @@ impl EnvelopeError {
     }
 }
 
+fn cut_off_text(offset: usize, inside: Option<&str>) -> String {
+    match inside {
+        // A cut `.cpuprofile` or field bundle: no trace was expected.
+        Some(key) => format!(
+            "the file ends at byte {offset} inside the top-level object's \"{key}\" value (cut off)"
+        ),
+        None => {
+            format!("the top-level object is cut off at byte {offset} before any traceEvents array")
+        }
+    }
+}
+
 /// Detects the envelope of a whole file held in `b`.
 pub fn detect(b: &[u8]) -> Result<Envelope, EnvelopeError> {
-    if b.starts_with(&[0xFF, 0xFE]) || b.starts_with(&[0xFE, 0xFF]) {
-        return Err(EnvelopeError::Utf16);
+    match crate::input::encoding::sniff(b) {
+        crate::input::encoding::Encoding::Utf32 => return Err(EnvelopeError::Utf32),
+        crate::input::encoding::Encoding::Utf8 => {}
+        _ => return Err(EnvelopeError::Utf16),
     }
     let mut i = if b.starts_with(&[0xEF, 0xBB, 0xBF]) {
         3
@@ -102,20 +139,28 @@ pub fn detect(b: &[u8]) -> Result<Envelope, EnvelopeError> {
 }
 
 fn object(b: &[u8], open: usize) -> Result<Envelope, EnvelopeError> {
-    let cut = |offset: usize| EnvelopeError::CutOff { offset };
+    let cut = |offset: usize| EnvelopeError::CutOff {
+        offset,
+        inside: None,
+    };
+    // Bytes that end here are cut off; any other byte is invalid JSON.
+    let bad = |offset: usize, expected: &'static str| match b.get(offset) {
+        None => cut(offset),
+        Some(_) => EnvelopeError::Malformed { offset, expected },
+    };
     let mut keys = Vec::new();
     let mut j = skip_ws(b, open + 1);
     loop {
         match b.get(j) {
             Some(b'"') => {}
             Some(b'}') => return Ok(Envelope::OtherObject { keys }),
-            _ => return Err(cut(j)),
+            _ => return Err(bad(j, "a key string or '}'")),
         }
-        let key_end = string_end(b, j + 1).map_err(|_| cut(j))?;
+        let key_end = string_end(b, j + 1).map_err(|_| cut(b.len()))?;
         let key = &b[j + 1..key_end];
         j = skip_ws(b, key_end + 1);
         if b.get(j) != Some(&b':') {
-            return Err(cut(j));
+            return Err(bad(j, "':' after a key"));
         }
         let v = skip_ws(b, j + 1);
         if key == b"traceEvents" {
@@ -143,14 +188,19 @@ fn object(b: &[u8], open: usize) -> Result<Envelope, EnvelopeError> {
         keys.push(crate::json::unescape(key));
         let end = match skip_value(b, v) {
             Ok(end) => end,
-            Err(LexError::Incomplete) => return Err(cut(b.len())),
-            Err(LexError::Malformed { offset, .. }) => return Err(cut(offset)),
+            Err(LexError::Incomplete) => {
+                return Err(EnvelopeError::CutOff {
+                    offset: b.len(),
+                    inside: keys.pop(),
+                });
+            }
+            Err(LexError::Malformed { offset, expected }) => return Err(bad(offset, expected)),
         };
         j = skip_ws(b, end);
         match b.get(j) {
             Some(b',') => j = skip_ws(b, j + 1),
             Some(b'}') => return Ok(Envelope::OtherObject { keys }),
-            _ => return Err(cut(j)),
+            _ => return Err(bad(j, "',' or '}' after a value")),
         }
     }
 }
@@ -241,13 +291,129 @@ mod tests {
         );
         assert_eq!(
             detect(br#"{"metadata":{"a":1"#),
-            Err(EnvelopeError::CutOff { offset: 18 })
+            Err(EnvelopeError::CutOff {
+                offset: 18,
+                inside: Some("metadata".into())
+            })
+        );
+        // A missing comma at the top level is invalid JSON there, not a cut.
+        assert_eq!(
+            detect(br#"{"nodes":[] "samples":[]}"#),
+            Err(EnvelopeError::Malformed {
+                offset: 12,
+                expected: "',' or '}' after a value"
+            })
         );
         assert_eq!(detect(b"\xFF\xFE{"), Err(EnvelopeError::Utf16));
         assert_eq!(
             detect(br#"{"traceEvents":{}}"#),
             Err(EnvelopeError::EventsNotArray { offset: 15 })
         );
+    }
+}
+
+/// What follows a trace's event array, once it is closed (FORMAT-NOTES §1.2: one JSON
+/// value per file; `cat a.json b.json`, two gzip members or a crashed writer's padding put
+/// more after it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum After {
+    /// Whitespace only (the rest of the envelope object's members, such as `metadata`,
+    /// passed over).
+    Nothing,
+    /// More trace events: a second top-level trace from byte `at` (or a second
+    /// `traceEvents` array of the same object), its events from byte `start`.
+    Events {
+        /// 0-based offset of the second value (or key).
+        at: usize,
+        /// 0-based offset of its first event (as [`Envelope::Events`]'s `start`).
+        start: usize,
+        /// The array is the `traceEvents` value of an object.
+        in_object: bool,
+    },
+    /// Bytes from `offset` to the end that are no trace: ignored, and said so.
+    Ignored {
+        /// 0-based offset of the first such byte.
+        offset: usize,
+        /// True when they are all NUL bytes (and whitespace): a crashed writer's padding.
+        nul: bool,
+    },
+    /// The bytes end in what starts at `from` before it is known what it is (a stream
+    /// reads on; at the end of the input those bytes are ignored).
+    NeedMore {
+        /// 0-based offset of the member or value the bytes end in.
+        from: usize,
+    },
+}
+
+/// What follows the event array closed by the `]` at `b[close]`; `in_object`: the array
+/// is the `traceEvents` value of an object, whose other members may follow it.
+pub fn after_events(b: &[u8], close: usize, in_object: bool) -> After {
+    let ignored = |offset: usize| After::Ignored {
+        offset,
+        nul: b[offset..].iter().all(|&c| c == 0 || crate::json::is_ws(c)),
+    };
+    let mut j = close + 1;
+    if in_object {
+        loop {
+            j = skip_ws(b, j);
+            match b.get(j) {
+                None => return After::NeedMore { from: j },
+                Some(b'}') => {
+                    j += 1;
+                    break;
+                }
+                Some(b',') => {}
+                Some(_) => return ignored(j),
+            }
+            let k = skip_ws(b, j + 1);
+            match b.get(k) {
+                None => return After::NeedMore { from: j },
+                Some(b'"') => {}
+                Some(_) => return ignored(j),
+            }
+            let Ok(key_end) = string_end(b, k + 1) else {
+                return After::NeedMore { from: j };
+            };
+            let colon = skip_ws(b, key_end + 1);
+            match b.get(colon) {
+                None => return After::NeedMore { from: j },
+                Some(b':') => {}
+                Some(_) => return ignored(j),
+            }
+            let v = skip_ws(b, colon + 1);
+            let key = &b[k + 1..key_end];
+            if (key == b"traceEvents" || crate::json::unescape(key) == "traceEvents")
+                && b.get(v) == Some(&b'[')
+            {
+                return After::Events {
+                    at: k,
+                    start: v + 1,
+                    in_object: true,
+                };
+            }
+            match skip_value(b, v) {
+                Ok(end) => j = end,
+                Err(LexError::Incomplete) => return After::NeedMore { from: j },
+                Err(LexError::Malformed { .. }) => return ignored(j),
+            }
+        }
+    }
+    let mut rest = skip_ws(b, j);
+    if b.get(rest) == Some(&b',') {
+        // `]},{…}`: an event written after the end, with the comma of one more.
+        rest = skip_ws(b, rest + 1);
+    }
+    if rest >= b.len() {
+        return After::Nothing;
+    }
+    match detect(&b[rest..]) {
+        Ok(Envelope::Events { start, in_object }) => After::Events {
+            at: rest,
+            start: rest + start,
+            in_object,
+        },
+        Err(EnvelopeError::CutOff { .. }) => After::NeedMore { from: rest },
+        _ => ignored(rest),
     }
 }
 

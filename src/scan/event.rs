@@ -27,28 +27,51 @@ pub enum Phase {
     Sample,
     /// Any other phase letter.
     Other(u8),
+    /// `ph` is a string of other than one character (`"Xyz"`, `"XX"`, `""`): the format
+    /// knows no such phase, so the event is not read as any.
+    Invalid,
     /// `ph` missing or not a string.
     Missing,
 }
 
 impl Phase {
+    #[inline]
     fn from_raw(raw: Option<&[u8]>) -> Phase {
-        match raw.and_then(string_content).and_then(|s| s.first()) {
-            Some(b'X') => Phase::Complete,
-            Some(b'B') => Phase::Begin,
-            Some(b'E') => Phase::End,
-            Some(b'I' | b'i') => Phase::Instant,
-            Some(b'M') => Phase::Metadata,
-            Some(b'P') => Phase::Sample,
-            Some(&c) => Phase::Other(c),
-            None => Phase::Missing,
+        let Some(s) = raw.and_then(string_content) else {
+            return Phase::Missing;
+        };
+        if s.len() != 1 {
+            return Phase::from_escaped(s);
         }
+        match s[0] {
+            b'X' => Phase::Complete,
+            b'B' => Phase::Begin,
+            b'E' => Phase::End,
+            b'I' | b'i' => Phase::Instant,
+            b'M' => Phase::Metadata,
+            b'P' => Phase::Sample,
+            c => Phase::Other(c),
+        }
+    }
+
+    /// The phase of `ph` content other than one byte: an escaped letter (`\u0058` is
+    /// `X`), else [`Phase::Invalid`].
+    #[cold]
+    fn from_escaped(s: &[u8]) -> Phase {
+        if s.contains(&b'\\') {
+            let t = json::unescape(s);
+            if t.len() == 1 {
+                let quoted = [b'"', t.as_bytes()[0], b'"'];
+                return Phase::from_raw(Some(&quoted));
+            }
+        }
+        Phase::Invalid
     }
 }
 
 /// The top level of one trace event, borrowing the file's bytes. String fields hold the
-/// raw content between the quotes (escapes not resolved; the names taskchain matches
-/// never contain any).
+/// raw content between the quotes, except a `name` written with escapes that decodes to
+/// one the scan matches (`Run\u0054ask`), which holds that name.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TraceEvent<'a> {
     /// 0-based byte offset of the event's `{` in the whole file: a unique, deterministic
@@ -111,7 +134,10 @@ impl<'a> TraceEvent<'a> {
             let raw = &b[v..end];
             match key {
                 b"ph" => raw_ph = Some(raw),
-                b"name" => ev.name = string_content(raw).unwrap_or(b""),
+                b"name" => {
+                    let content = string_content(raw).unwrap_or(b"");
+                    ev.name = name_text(content, content.contains(&b'\\'));
+                }
                 b"cat" => ev.cat = string_content(raw).unwrap_or(b""),
                 b"pid" => ev.raw_pid = Some(raw),
                 b"tid" => ev.raw_tid = Some(raw),
@@ -208,6 +234,11 @@ impl<'a> TraceEvent<'a> {
                 }
                 (w & (u64::MAX >> (64 - 8 * n)), colon + 1)
             } else {
+                if bs != 0 {
+                    // An escape in a short key (`p\u0068`): for the general parse, which
+                    // decodes keys.
+                    return None;
+                }
                 let ke = json::string_end(b, ks).ok()?;
                 if *b.get(ke + 1)? != b':' {
                     return None;
@@ -220,10 +251,10 @@ impl<'a> TraceEvent<'a> {
                     if *b.get(v)? != b'"' {
                         return None;
                     }
-                    let e = json::string_end(b, v + 1).ok()?;
+                    let (e, escaped) = json::string_end_escaped(b, v + 1).ok()?;
                     let content = &b[v + 1..e];
                     match key {
-                        NAME => ev.name = content,
+                        NAME => ev.name = name_text(content, escaped),
                         CAT => ev.cat = content,
                         _ => raw_ph = Some(&b[v..e + 1]),
                     }
@@ -315,6 +346,18 @@ impl<'a> TraceEvent<'a> {
             .and_then(json::micros_to_nanos)
             .map(TimeDelta::from_nanos)
     }
+    /// True when `pid` or `tid` is a number outside the 64-bit integer range (then keyed
+    /// by a hash of its text, as names are).
+    pub fn ids_beyond_i64(&self) -> bool {
+        [self.raw_pid, self.raw_tid]
+            .into_iter()
+            .flatten()
+            .any(json::beyond_i64)
+    }
+    /// True when the event has a `dur` key (whatever its value).
+    pub fn has_dur(&self) -> bool {
+        self.raw_dur.is_some()
+    }
     /// `id` as raw JSON bytes (`"0x1"` with its quotes, `7`), if present.
     pub fn raw_id(&self) -> Option<&'a [u8]> {
         self.raw_id
@@ -330,6 +373,18 @@ impl<'a> TraceEvent<'a> {
     /// True when `name` equals `n`.
     pub fn is(&self, n: &str) -> bool {
         self.name == n.as_bytes()
+    }
+}
+
+/// An event name's content as the scan matches it: the content itself, or for one written
+/// with escapes, the name of [`super::MATCHED_NAMES`] it decodes to (else the raw content,
+/// which matches none).
+#[inline(always)]
+fn name_text(content: &[u8], escaped: bool) -> &[u8] {
+    if escaped {
+        super::matched_name(content).unwrap_or(content)
+    } else {
+        content
     }
 }
 
@@ -433,9 +488,10 @@ mod tests {
         assert_eq!(ev.dur(), Some(TimeDelta::from_micros(272)));
         // Values that are not plain integers, long keys, a later key replacing an earlier
         // one, an id string, a key with a NUL byte (not `ts`), an empty key and object.
+        // (The escaped key `ts\u0000` is decoded by the general parse, and is not `ts`.)
         let ev = same_both_ways(
             br#"{"":0,"ts":1.5,"pid":"7","tid":-3,"dur":2e3,"a_long_key":[1,{"ts":9}],"id":"0x1","ph":"B","ph":"E","ts\u0000":4}"#,
-            true,
+            false,
         );
         assert_eq!((ev.ph, ev.pid(), ev.tid()), (Phase::End, 7, -3));
         assert_eq!(ev.ts(), Some(Timestamp::from_nanos(1500)));
@@ -465,6 +521,49 @@ mod tests {
         ] {
             same_both_ways(b, false);
         }
+    }
+
+    #[test]
+    fn escaped_keys_and_names_are_decoded_before_matching() {
+        // `Run\u0054ask` is `RunTask`, `p\u0068` is `ph`, `\u0058` is `X`: on the compact
+        // path (escaped names) and the general one (escaped keys) alike.
+        let ev = same_both_ways(
+            br#"{"args":{},"dur":5,"name":"Run\u0054ask","ph":"X","pid":1,"tid":2,"ts":10,"tts":123456}"#,
+            true,
+        );
+        assert!(ev.is("RunTask"));
+        let ev = same_both_ways(
+            br#"{"name":"Profile\u0043hunk","p\u0068":"\u0050","t\u0073":10}"#,
+            false,
+        );
+        assert_eq!((ev.name, ev.ph), (&b"ProfileChunk"[..], Phase::Sample));
+        assert_eq!(ev.ts(), Some(Timestamp::from_micros(10)));
+        let ev = same_both_ways(br#"{"name":"thread\u005fname","ph":"M","pid":12345}"#, true);
+        assert!(ev.is("thread_name"));
+        // A name that decodes to none the scan matches keeps its raw content.
+        let ev = same_both_ways(br#"{"name":"caf\u00e9","ph":"X","pid":12345}"#, true);
+        assert_eq!(ev.name, br"caf\u00e9");
+    }
+
+    #[test]
+    fn ph_longer_than_one_char_is_no_phase() {
+        for b in [
+            &br#"{"ph":"Xyz","name":"RunTask","pid":12345}"#[..],
+            br#"{"ph":"XX","pid":12345}"#,
+            br#"{"ph":"Mx","pid":12345}"#,
+            br#"{"ph":"","pid":12345}"#,
+        ] {
+            assert_eq!(
+                same_both_ways(b, true).ph,
+                Phase::Invalid,
+                "{}",
+                b.escape_ascii()
+            );
+        }
+        assert_eq!(
+            same_both_ways(br#"{"ph":"M","pid":12345}"#, true).ph,
+            Phase::Metadata
+        );
     }
 
     #[test]

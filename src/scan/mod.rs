@@ -21,7 +21,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use crate::json::{LexError, skip_value, skip_ws};
 use crate::vocab::{Diagnostics, Pid, ProfileKey, ThreadKey};
-pub use collect::{Collector, NO_PHASE};
+pub use collect::{Collector, INVALID_PHASE, NO_PHASE};
 use event::TraceEvent;
 use records::*;
 
@@ -42,6 +42,66 @@ pub const TASK_NAMES: [&str; 5] = [
 /// True when `name` is task-like.
 pub fn is_task_name(name: &[u8]) -> bool {
     TASK_NAMES.iter().any(|n| n.as_bytes() == name)
+}
+
+/// Every event name the scan matches ([`TASK_NAMES`], `thread_name`, the entry points of
+/// [`records::EntryKind::of_name`], the names [`Collector`] reads the args of). An event
+/// `name` written with JSON escapes (`Run\u0054ask`) is decoded and, when it is one of
+/// these, read as it ([`matched_name`]); a name the scan matches must be listed here.
+pub const MATCHED_NAMES: &[&str] = &[
+    "RunTask",
+    "ThreadControllerImpl::RunTask",
+    "ThreadControllerImpl::DoWork",
+    "TaskQueueManager::ProcessTaskFromWorkQueue",
+    "MessageLoop::RunTask",
+    "thread_name",
+    "EventDispatch",
+    "FunctionCall",
+    "TimerFire",
+    "FireAnimationFrame",
+    "FireIdleCallback",
+    "EvaluateScript",
+    "v8.evaluateModule",
+    "ParseHTML",
+    "XHRReadyStateChange",
+    "XHRLoad",
+    "RunMicrotasks",
+    "MinorGC",
+    "MajorGC",
+    "V8.GCScavenger",
+    "V8.GCFinalizeMC",
+    "BlinkGC.AtomicPhase",
+    "UpdateLayoutTree",
+    "RecalculateStyles",
+    "Layout",
+    "PrePaint",
+    "Paint",
+    "Layerize",
+    "UpdateLayerTree",
+    "CompositeLayers",
+    "TimerInstall",
+    "Profile",
+    "ProfileChunk",
+    "CpuProfile",
+    "TracingStartedInBrowser",
+    "TracingStartedInPage",
+    "FrameCommittedInBrowser",
+    "ScriptCatchup",
+    "ScriptCompiled",
+    "CommitLoad",
+    "navigationStart",
+    "ProcessReadyInBrowser",
+];
+
+/// The name in [`MATCHED_NAMES`] that the raw string content `escaped` (holding a
+/// backslash) decodes to, if any. Out of line: Chrome writes no escapes in event names.
+#[cold]
+pub(crate) fn matched_name(escaped: &[u8]) -> Option<&'static [u8]> {
+    let name = crate::json::unescape(escaped);
+    MATCHED_NAMES
+        .iter()
+        .find(|n| **n == name)
+        .map(|n| n.as_bytes())
 }
 
 /// How the event array ended.
@@ -397,8 +457,82 @@ pub fn scan_with_progress(
             Collector::default()
         }
     };
-    let (c, walked) = split::scan_ranges(b, start, is_ndjson(b, start), new_collector, progress);
-    finish_scan(c, walked, b, start)
+    let (mut c, mut walked) =
+        split::scan_ranges(b, start, is_ndjson(b, start), new_collector, progress);
+    let first_close = walked.closed_at;
+    let mut in_object = !is_ndjson(b, start) && b[..start].contains(&b'{');
+    let mut notes = Vec::new();
+    // What follows the closed array: more traces (read on), or bytes said to be ignored.
+    // The `]` of the array last walked (none for NDJSON, closed by the end of the bytes).
+    let mut last_close = walked.closed_at;
+    while let (RangeEnd::Ended(ArrayEnd::Closed), Some(close)) = (&walked.end, last_close) {
+        let after = envelope::after_events(b, close as usize, in_object);
+        let (at, next) = match after {
+            envelope::After::Nothing => break,
+            envelope::After::Ignored { offset, nul } => {
+                notes.push(ignored_after_note(
+                    offset as u64,
+                    (b.len() - offset) as u64,
+                    nul,
+                ));
+                break;
+            }
+            envelope::After::NeedMore { from } => {
+                notes.push(ignored_after_note(
+                    from as u64,
+                    (b.len() - from) as u64,
+                    false,
+                ));
+                break;
+            }
+            envelope::After::Events {
+                at,
+                start,
+                in_object: inside,
+            } => {
+                in_object = inside;
+                (at, start)
+            }
+        };
+        let (more, w) = split::scan_ranges(b, next, is_ndjson(b, next), new_collector, progress);
+        if w.events == 0 {
+            notes.push(ignored_after_note(at as u64, (b.len() - at) as u64, false));
+            break;
+        }
+        notes.push(second_trace_note(at as u64, w.events));
+        last_close = w.closed_at;
+        c.merge(more);
+        let end = w.end.clone();
+        walked.extend(w);
+        walked.end = end;
+    }
+    let mut t = finish_scan(c, walked, b, start)?;
+    // `metadata` follows the first trace's array.
+    t.closed_at = first_close;
+    for n in notes {
+        t.diagnostics.note(n);
+    }
+    Ok(t)
+}
+
+/// The warning for bytes after the trace's top-level value that are no trace.
+pub(crate) fn ignored_after_note(offset: u64, len: u64, nul: bool) -> String {
+    format!(
+        "{len} bytes after the end of the trace, from byte {offset}, ignored ({})",
+        if nul {
+            "NUL padding"
+        } else {
+            "not trace events"
+        }
+    )
+}
+
+/// The warning for a second top-level trace read as more events.
+pub(crate) fn second_trace_note(at: u64, events: u64) -> String {
+    format!(
+        "a second trace follows the first at byte {at} (files joined, as `cat a.json b.json` \
+         or two gzip members make): its {events} events are read as more events of this file"
+    )
 }
 
 /// Ends a scan: turns the last range's end into the trace's end and counts what was odd.

@@ -227,8 +227,12 @@ pub enum MarkKind {
     },
     /// `E`.
     End,
-    /// `X` task event without a usable `dur`: still running when tracing stopped.
+    /// `X` task event without a `dur` (or with Chrome's `-1`): still running when tracing
+    /// stopped.
     Unfinished,
+    /// `X` task event whose `dur` is not a valid duration (negative, `1e400`, `2^64`,
+    /// not a number): read as [`MarkKind::Unfinished`], warned in other words.
+    InvalidDur,
 }
 
 /// A URL the page's main frame showed from `ts` on: from `TracingStartedInBrowser`

@@ -74,37 +74,98 @@ pub fn scan_blocks(
     let mut total = Walked::at(start);
     let mut base = skipped as u64; // offset of buf[0] in the stream
     let mut pos = start;
-    loop {
-        let mut walked = walk_at(&buf, base, pos, usize::MAX, ndjson, !more, &mut |ev| {
-            c.event(ev)
-        });
-        let end = std::mem::replace(&mut walked.end, RangeEnd::Reached(0));
-        let events = walked.events;
-        total.extend(walked);
-        match end {
-            RangeEnd::Ended(ArrayEnd::Truncated { offset }) if more => {
-                // Keep the partial event; read on.
-                let cut = (offset - base) as usize;
-                // Bytes to gather before walking again: after a walk that did not
-                // finish one event, twice what is held, so a huge event costs O(n).
-                let want = if events == 0 && cut == pos {
-                    (buf.len() - cut) * 2 // no progress: a huge event, gather more first
-                } else {
-                    0
-                };
-                buf.drain(..cut);
-                base = offset;
-                pos = 0;
-                while more {
-                    more = next(&mut buf, &mut stream_error);
-                    if buf.len() > want {
-                        break;
+    let mut ndjson = ndjson;
+    let mut in_object = !ndjson && buf[..start].contains(&b'{');
+    let mut first_close = None;
+    // Notes on what followed the first trace: (a second trace at, events before it) and
+    // bytes ignored from an offset (their count is known at the stream's end).
+    let mut second: Vec<(u64, u64)> = Vec::new();
+    let mut ignored: Option<(u64, bool)> = None;
+    'traces: loop {
+        // The `]` of this trace's array (none for NDJSON, closed by the end of the bytes).
+        let mut close = None;
+        loop {
+            let mut walked = walk_at(&buf, base, pos, usize::MAX, ndjson, !more, &mut |ev| {
+                c.event(ev)
+            });
+            let end = std::mem::replace(&mut walked.end, RangeEnd::Reached(0));
+            let events = walked.events;
+            close = walked.closed_at.or(close);
+            total.extend(walked);
+            match end {
+                RangeEnd::Ended(ArrayEnd::Truncated { offset }) if more => {
+                    // Keep the partial event; read on.
+                    let cut = (offset - base) as usize;
+                    // Bytes to gather before walking again: after a walk that did not
+                    // finish one event, twice what is held, so a huge event costs O(n).
+                    let want = if events == 0 && cut == pos {
+                        (buf.len() - cut) * 2 // no progress: a huge event, gather more first
+                    } else {
+                        0
+                    };
+                    buf.drain(..cut);
+                    base = offset;
+                    pos = 0;
+                    while more {
+                        more = next(&mut buf, &mut stream_error);
+                        if buf.len() > want {
+                            break;
+                        }
                     }
                 }
+                end => {
+                    total.end = end;
+                    break;
+                }
             }
-            end => {
-                total.end = end;
-                break;
+        }
+        if let Some(&(at, before)) = second.last()
+            && total.events == before
+        {
+            // No event in what looked like a second trace: it is ignored.
+            second.pop();
+            ignored = Some((at, false));
+            break;
+        }
+        first_close = first_close.or(total.closed_at);
+        // What follows the closed array: read until that is known (the rest of the
+        // envelope object, such as `metadata`, is held only until then).
+        let (RangeEnd::Ended(ArrayEnd::Closed), Some(close)) = (&total.end, close) else {
+            break;
+        };
+        let close = (close - base) as usize;
+        buf.drain(..close);
+        base += close as u64;
+        loop {
+            match envelope::after_events(&buf, 0, in_object) {
+                envelope::After::NeedMore { .. } if more => {
+                    let target = (buf.len() * 2).max(1);
+                    while more && buf.len() < target {
+                        more = next(&mut buf, &mut stream_error);
+                    }
+                }
+                envelope::After::Nothing => break 'traces,
+                envelope::After::NeedMore { from: offset }
+                | envelope::After::Ignored { offset, nul: false } => {
+                    ignored = Some((base + offset as u64, false));
+                    break 'traces;
+                }
+                envelope::After::Ignored { offset, nul: true } => {
+                    ignored = Some((base + offset as u64, true));
+                    break 'traces;
+                }
+                envelope::After::Events {
+                    at,
+                    start,
+                    in_object: inside,
+                } => {
+                    second.push((base + at as u64, total.events));
+                    in_object = inside;
+                    ndjson = super::is_ndjson(&buf, start);
+                    total.end = RangeEnd::Reached(start);
+                    pos = start;
+                    continue 'traces;
+                }
             }
         }
     }
@@ -116,12 +177,24 @@ pub fn scan_blocks(
     })
     .map_err(StreamError::Scan)?;
     t.embedded_maps = embedded_maps;
+    t.closed_at = first_close;
     // Read the stream to its end even after the events: gzip's integrity checks (CRC and
     // length) come last, and a corrupt file must not pass as a good one.
+    let mut len = tail_base + tail.len() as u64;
     let mut rest = Vec::new();
     while more {
         rest.clear();
         more = next(&mut rest, &mut stream_error);
+        len += rest.len() as u64;
+    }
+    for (k, &(at, before)) in second.iter().enumerate() {
+        let after = second.get(k + 1).map_or(t.events, |s| s.1);
+        t.diagnostics
+            .note(super::second_trace_note(at, after - before));
+    }
+    if let Some((offset, nul)) = ignored {
+        t.diagnostics
+            .note(super::ignored_after_note(offset, len - offset, nul));
     }
     Ok((t, stream_error))
 }
