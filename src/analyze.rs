@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use crate::chain::{self, ChainConfig, Flags};
 use crate::enrich::{Enrichment, FileContext, FileEnricher};
 use crate::error::{AnalyzeError, Error};
-use crate::input::{self, BlockSource, InputPath};
+use crate::input::{self, BlockSource, InputPath, gzip::GzipError};
 use crate::reader::field::{self, TaskEntries};
 use crate::reader::{self, Recording};
 use crate::report::{FileReport, FileStats, ReportRow};
@@ -41,6 +41,24 @@ pub struct Settings {
     pub progress: Option<Arc<AtomicU64>>,
     /// The enrichment stage's settings.
     pub enrich: Enrichment,
+    /// Called as each stage of a file ends (for benchmarks: `TASKCHAIN_TIMINGS` makes the
+    /// CLI print them).
+    pub stage_done: Option<StageDone>,
+}
+
+/// A callback told `(file, stage, time since the file's analysis started)` as each stage
+/// of a file ends: `"scan"`, `"profiles"`, `"chains"`. Called from the thread analysing
+/// the file.
+#[derive(Clone)]
+pub struct StageDone(pub Arc<StageDoneFn>);
+
+/// The function in a [`StageDone`]: `(file, stage, elapsed)`.
+pub type StageDoneFn = dyn Fn(&str, &str, std::time::Duration) + Send + Sync;
+
+impl std::fmt::Debug for StageDone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StageDone(..)")
+    }
 }
 
 impl Default for Settings {
@@ -53,6 +71,7 @@ impl Default for Settings {
             tasks: None,
             progress: None,
             enrich: Enrichment::default(),
+            stage_done: None,
         }
     }
 }
@@ -140,9 +159,27 @@ pub fn analyze_input_deferring(
     Ok(rep)
 }
 
-/// Analyses one trace held in memory: long tasks and their chains.
-pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileReport, AnalyzeError> {
+/// Analyses one input held in memory, as [`analyze_path`] does a file (the same formats,
+/// detected by content): `file` is the name the report and its errors give it. Errors:
+/// [`Error::NotATrace`], [`Error::OtherJson`], [`Error::Json`] (never [`Error::Io`]).
+///
+/// ```
+/// let trace = br#"{"traceEvents": [
+///   {"ph": "X", "name": "RunTask", "cat": "disabled-by-default-devtools.timeline",
+///    "pid": 1, "tid": 1, "ts": 1000, "dur": 80000},
+///   {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1,
+///    "args": {"name": "CrRendererMain"}}
+/// ]}"#;
+/// let report = taskchain::analyze_bytes("t.json", trace, &taskchain::Settings::default())?;
+/// // One long task (80 ms), with no profile to name its chain.
+/// assert_eq!(report.long_tasks, 1);
+/// let err = taskchain::analyze_bytes("x.json", b"[1, 2]", &Default::default()).unwrap_err();
+/// assert!(matches!(err, taskchain::Error::OtherJson { .. }), "{err}");
+/// # Ok::<(), taskchain::Error>(())
+/// ```
+pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileReport, Error> {
     analyze_bytes_deferring(file, bytes, s, &mut DeferredDrop::default())
+        .map_err(|e| e.at(file.into()))
 }
 
 /// [`analyze_bytes`], leaving what it no longer needs in `later` for the caller to drop.
@@ -164,7 +201,7 @@ pub fn analyze_bytes_deferring(
             return analyze_field_data(file, bytes, &keys, s, later);
         }
     };
-    let timer = Timer::start(file);
+    let timer = Timer::start(file, s.stage_done.as_ref());
     let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
         .map_err(AnalyzeError::from)?;
     timer.lap("scan");
@@ -187,13 +224,15 @@ pub const UTF16_READ: &str =
     "UTF-16 text (as PowerShell's `>` writes), read as UTF-8 (byte offsets are of the UTF-8 text)";
 
 /// Analyses one trace arriving in blocks (a gzip stream). A stream error after some data
-/// is a note in the report's diagnostics (the part before it was used).
+/// is a note in the report's diagnostics (the part before it was used). Errors as
+/// [`analyze_bytes`].
 pub fn analyze_stream(
     file: &str,
     source: impl BlockSource,
     s: &Settings,
-) -> Result<FileReport, AnalyzeError> {
+) -> Result<FileReport, Error> {
     analyze_stream_deferring(file, source, s, &mut DeferredDrop::default())
+        .map_err(|e| e.at(file.into()))
 }
 
 /// [`analyze_stream`], leaving what it no longer needs in `later` for the caller to drop.
@@ -203,7 +242,7 @@ pub fn analyze_stream_deferring(
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
-    let timer = Timer::start(file);
+    let timer = Timer::start(file, s.stage_done.as_ref());
     let mut source = input::encoding::Decoded::new(source);
     let (trace, stream_error) = match scan::stream::scan_blocks(&mut source) {
         Ok(r) => r,
@@ -233,15 +272,15 @@ pub fn analyze_stream_deferring(
         rep.diagnostics.add(UTF16_READ, 1);
     }
     if let Some(e) = stream_error {
-        // flate2 reports a CRC or length mismatch at the end of a member as a checksum error.
-        rep.diagnostics.note(if e.to_string().contains("checksum") {
-            format!("gzip checksum mismatch ({e}): the data is corrupt, its rows may be wrong")
-        } else {
-            format!(
-                "gzip stream broken ({e}) after {} events; the part before it was used",
-                rep.events
-            )
-        });
+        rep.diagnostics
+            .note(if matches!(GzipError::of(&e), Some(GzipError::Checksum)) {
+                format!("gzip checksum mismatch ({e}): the data is corrupt, its rows may be wrong")
+            } else {
+                format!(
+                    "gzip stream broken ({e}) after {} events; the part before it was used",
+                    rep.events
+                )
+            });
     }
     Ok(rep)
 }
@@ -445,27 +484,22 @@ pub fn resolve_chains(
     }
 }
 
-/// Stage timings on stderr when the environment sets `TASKCHAIN_TIMINGS` (benchmarks).
+/// Stage timings for [`Settings::stage_done`].
 struct Timer<'a> {
     file: &'a str,
-    start: Option<std::time::Instant>,
+    start: Option<(std::time::Instant, &'a StageDone)>,
 }
 
 impl<'a> Timer<'a> {
-    fn start(file: &'a str) -> Self {
-        let on = std::env::var_os("TASKCHAIN_TIMINGS").is_some();
+    fn start(file: &'a str, done: Option<&'a StageDone>) -> Self {
         Timer {
             file,
-            start: on.then(std::time::Instant::now),
+            start: done.map(|d| (std::time::Instant::now(), d)),
         }
     }
     fn lap(&self, stage: &str) {
-        if let Some(t) = self.start {
-            eprintln!(
-                "taskchain: timing: {}: {stage} done at {:?}",
-                self.file,
-                t.elapsed()
-            );
+        if let Some((t, done)) = self.start {
+            (done.0)(self.file, stage, t.elapsed());
         }
     }
 }

@@ -176,14 +176,12 @@ fn outcome(inp: &InputPath, settings: &Settings, later: &mut DeferredDrop) -> Fi
         Ok(Err(e @ Error::OtherJson { .. })) if matches!(inp, InputPath::Found(_)) => {
             FileOutcome::Skipped(FileError {
                 file,
-                error: e.to_string(),
-                retryable: false,
+                ..FileError::of(&e)
             })
         }
         Ok(Err(e)) => FileOutcome::Failed(FileError {
             file,
-            error: e.to_string(),
-            retryable: e.is_retryable(),
+            ..FileError::of(&e)
         }),
         Err(panic) => {
             let what = panic
@@ -191,11 +189,10 @@ fn outcome(inp: &InputPath, settings: &Settings, later: &mut DeferredDrop) -> Fi
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            FileOutcome::Failed(FileError {
-                error: format!("{file}: internal error ({what}); please report it with the file"),
-                file,
-                retryable: false,
-            })
+            FileOutcome::Failed(FileError::new(
+                &file,
+                format!("internal error ({what}); please report it with the file"),
+            ))
         }
     }
 }
@@ -233,16 +230,8 @@ pub fn for_each_outcome(
                     }
                     let mut later = DeferredDrop::default();
                     let out = match &inputs[i] {
-                        Err(e @ Error::LeftOut { .. }) => FileOutcome::LeftOut(FileError {
-                            file: e.path().display().to_string(),
-                            error: e.to_string(),
-                            retryable: false,
-                        }),
-                        Err(e) => FileOutcome::Failed(FileError {
-                            file: e.path().display().to_string(),
-                            error: e.to_string(),
-                            retryable: e.is_retryable(),
-                        }),
+                        Err(e @ Error::LeftOut { .. }) => FileOutcome::LeftOut(FileError::of(e)),
+                        Err(e) => FileOutcome::Failed(FileError::of(e)),
                         Ok(inp) => {
                             let counter = std::sync::Arc::new(AtomicU64::new(0));
                             lock(in_flight).insert(i, (input_size(inp), counter.clone()));
@@ -456,11 +445,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                 FileOutcome::Done(rep) => {
                     if let Some(b) = &rep.broken {
                         s.failed += 1;
-                        let e = FileError {
-                            file: rep.file.clone(),
-                            error: format!("{}: {b}", rep.file),
-                            retryable: false,
-                        };
+                        let e = FileError::new(&rep.file, b.clone());
                         report.error(&e)?;
                         if let Some(m) = &mut md {
                             m.failed.push(e.error.clone());
@@ -599,11 +584,7 @@ pub fn analyze_all(
             FileOutcome::Done(rep) => {
                 if let Some(b) = &rep.broken {
                     res.summary.failed += 1;
-                    res.errors.push(FileError {
-                        file: rep.file.clone(),
-                        error: format!("{}: {b}", rep.file),
-                        retryable: false,
-                    });
+                    res.errors.push(FileError::new(&rep.file, b.clone()));
                 }
                 res.summary.long_tasks += rep.long_tasks;
                 res.summary.attributed += rep

@@ -20,6 +20,151 @@ use crate::report::{Format, TableFormat, is_parquet_name};
 use crate::tasks::Scope;
 use crate::time::TimeDelta;
 
+/// clap's view of a library enum: the same variants with the same help (their doc
+/// comments, which clap shows in `--help`), and the library value each stands for. The
+/// library's enums carry no clap derive, so the library builds without clap.
+macro_rules! cli_enum {
+    ($(#[$meta:meta])* $cli:ident => $lib:ident { $($(#[$vmeta:meta])* $v:ident,)* }) => {
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+        pub enum $cli {
+            $($(#[$vmeta])* $v,)*
+        }
+        impl From<$cli> for $lib {
+            fn from(v: $cli) -> $lib {
+                match v {
+                    $($cli::$v => $lib::$v,)*
+                }
+            }
+        }
+    };
+}
+
+cli_enum! {
+    /// [`Format`] as `--format` reads it.
+    FormatArg => Format {
+        /// One CSV row per long task.
+        Csv,
+        /// One object `{"tasks": [...], "errors": [...]}`.
+        Json,
+        /// One task object per line, and one `{"file", "error"}` line per failed file.
+        Ndjson,
+        /// Apache Parquet: the CSV's columns typed, plus `trace_id` and `chain_frames`
+        /// (see [`parquet`]).
+        Parquet,
+    }
+}
+
+cli_enum! {
+    /// [`TableFormat`] as `--summary-format` and `--aggregate-format` read it.
+    TableFormatArg => TableFormat {
+        /// CSV.
+        Csv,
+        /// Apache Parquet (see [`parquet`]).
+        Parquet,
+    }
+}
+
+cli_enum! {
+    /// [`AggregateBy`] as `--aggregate-by` reads it.
+    AggregateByArg => AggregateBy {
+        /// The whole chain (frames and positions).
+        Chain,
+        /// The leaf frame's script URL.
+        Url,
+        /// Who owns the leaf frame: `first-party`, `vendor:<name>`, `third-party:unknown`,
+        /// `(no script url)` (see [`crate::enrich::party`]).
+        Vendor,
+        /// The leaf function with its script URL without query or fragment (`name (url)`), so
+        /// one function's tasks meet whatever line, column or cache-busting query they had;
+        /// with a source map, the original function and source (`name (source)`).
+        Function,
+    }
+}
+
+cli_enum! {
+    /// [`FoldedWeight`] as `--folded-weight` reads it.
+    FoldedWeightArg => FoldedWeight {
+        /// Number of samples.
+        Samples,
+        /// Microseconds the samples stand for (clipped to their task).
+        Us,
+    }
+}
+
+cli_enum! {
+    /// [`Scope`] as `--scope` reads it.
+    ScopeArg => Scope {
+        /// The `CrRendererMain` thread(s) of the process(es) that hosted the page's main frame
+        /// (every `CrRendererMain` when the trace does not say).
+        MainFrame,
+        /// Every `CrRendererMain` thread.
+        Renderers,
+        /// Renderer main threads and worker threads.
+        All,
+    }
+}
+
+cli_enum! {
+    /// [`LowConfidencePolicy`] as `--on-low-confidence` reads it.
+    LowConfidencePolicyArg => LowConfidencePolicy {
+        /// Keep the row with status `low_confidence`.
+        Flag,
+        /// Leave the row out.
+        Drop,
+        /// Resolve again with the heaviest-path method; its answer replaces the first only
+        /// when it has a JS chain and a higher confidence (then flag `fallback`).
+        Fallback,
+    }
+}
+
+cli_enum! {
+    /// [`Method`] as `--method` reads it.
+    MethodArg => Method {
+        /// docs/METHOD.md §1: the largest group of samples with the same stack.
+        LargestStack,
+        /// Descend from the root into the child with the most sample time while it holds at
+        /// least half of its parent's time.
+        HeaviestPath,
+    }
+}
+
+cli_enum! {
+    /// [`ChainNames`] as `--chain-names` reads it.
+    ChainNamesArg => ChainNames {
+        /// `originalName (source:line:column)` for frames with an original.
+        Original,
+        /// The trace's own (minified) names and positions.
+        Generated,
+    }
+}
+
+cli_enum! {
+    /// [`ChainKey`] as `--chain-key` reads it.
+    ChainKeyArg => ChainKey {
+        /// Function names and script paths: no line or column, the URL's query and fragment
+        /// dropped, content hashes in file names as `[hash]`; the original name and source
+        /// where a source map gave them.
+        Normalized,
+        /// The chain text exactly (`name (url:line:column)`), as the CSV `chain` column.
+        Exact,
+    }
+}
+
+cli_enum! {
+    /// [`CollapseRecursion`] as `--collapse-recursion` reads it.
+    CollapseRecursionArg => CollapseRecursion {
+        /// A frame whose function is its caller's is merged into the caller (`f > f > f` is
+        /// `f ×3`).
+        Direct,
+        /// A function that appears again deeper in the stack: the frames from its outermost to
+        /// its innermost call are merged into one (`f > g > f > h` is `f ×2 > h`).
+        All,
+        /// No collapsing: the exact stacks of docs/METHOD.md §1.
+        None,
+    }
+}
+
 /// More threads than this only add overhead (each is a rayon worker with its own stack).
 const MAX_JOBS: usize = 256;
 
@@ -81,31 +226,31 @@ pub struct Cli {
     pub output: Option<PathBuf>,
     /// Report format [default: csv, or parquet when -o names a .parquet file].
     #[arg(long, value_enum)]
-    pub format: Option<Format>,
+    pub format: Option<FormatArg>,
     /// Write one row per input file (status, tasks, blocking time, profiles, …): CSV, or
     /// Parquet for a .parquet name.
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
     /// Format of --summary [default: by its extension].
     #[arg(long, value_enum, value_name = "FORMAT", requires = "summary")]
-    pub summary_format: Option<TableFormat>,
+    pub summary_format: Option<TableFormatArg>,
     /// Write one row per distinct call chain (or script URL) over every task and file: CSV,
     /// or Parquet for a .parquet name.
     #[arg(long, value_name = "FILE")]
     pub aggregate: Option<PathBuf>,
     /// Format of --aggregate [default: by its extension].
     #[arg(long, value_enum, value_name = "FORMAT", requires = "aggregate")]
-    pub aggregate_format: Option<TableFormat>,
+    pub aggregate_format: Option<TableFormatArg>,
     /// What --aggregate groups by.
-    #[arg(long, value_enum, value_name = "KEY", default_value_t = AggregateBy::Chain, requires = "aggregate")]
-    pub aggregate_by: AggregateBy,
+    #[arg(long, value_enum, value_name = "KEY", default_value_t = AggregateByArg::Chain, requires = "aggregate")]
+    pub aggregate_by: AggregateByArg,
     /// Write the samples inside long tasks as collapsed stacks (`a;b;c N`), for inferno,
     /// speedscope or flamegraph.pl.
     #[arg(long, value_name = "FILE", group = "stack_outputs")]
     pub folded: Option<PathBuf>,
     /// What the numbers of --folded and --flamegraph count.
-    #[arg(long, value_enum, value_name = "UNIT", default_value_t = FoldedWeight::Samples, requires = "stack_outputs")]
-    pub folded_weight: FoldedWeight,
+    #[arg(long, value_enum, value_name = "UNIT", default_value_t = FoldedWeightArg::Samples, requires = "stack_outputs")]
+    pub folded_weight: FoldedWeightArg,
     /// Render the samples inside long tasks as a flame graph (SVG).
     #[arg(long, value_name = "FILE", group = "stack_outputs")]
     pub flamegraph: Option<PathBuf>,
@@ -128,8 +273,8 @@ pub struct Common {
     #[arg(short, long, value_name = "N", global = true)]
     pub jobs: Option<usize>,
     /// Which threads' long tasks are reported.
-    #[arg(long, value_enum, default_value_t = Scope::MainFrame, global = true)]
-    pub scope: Scope,
+    #[arg(long, value_enum, default_value_t = ScopeArg::MainFrame, global = true)]
+    pub scope: ScopeArg,
     /// A task is long when its duration is over this many milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 50.0, global = true)]
     pub threshold_ms: f64,
@@ -145,11 +290,11 @@ pub struct Common {
     #[arg(long, value_name = "X", default_value_t = 0.5, global = true)]
     pub min_confidence: f64,
     /// What to do with low-confidence tasks.
-    #[arg(long, value_enum, value_name = "POLICY", default_value_t = LowConfidencePolicy::Flag, global = true)]
-    pub on_low_confidence: LowConfidencePolicy,
+    #[arg(long, value_enum, value_name = "POLICY", default_value_t = LowConfidencePolicyArg::Flag, global = true)]
+    pub on_low_confidence: LowConfidencePolicyArg,
     /// How the target stack is chosen.
-    #[arg(long, value_enum, default_value_t = Method::LargestStack, global = true)]
-    pub method: Method,
+    #[arg(long, value_enum, default_value_t = MethodArg::LargestStack, global = true)]
+    pub method: MethodArg,
     /// Original function names from source maps: `PREFIX=DIR` (script URLs starting with
     /// PREFIX are files under DIR, their maps found as the trace, the script's
     /// sourceMappingURL comment or `<script>.map` say) or `DIR` (a folder of .map files,
@@ -158,8 +303,8 @@ pub struct Common {
     pub source_maps: Vec<String>,
     /// Which names chain texts (CSV `chain`, aggregates, folded stacks) show for frames
     /// with a source-map original.
-    #[arg(long, value_enum, value_name = "NAMES", default_value_t = ChainNames::Original, global = true)]
-    pub chain_names: ChainNames,
+    #[arg(long, value_enum, value_name = "NAMES", default_value_t = ChainNamesArg::Original, global = true)]
+    pub chain_names: ChainNamesArg,
     /// Parties: JSON `{"first_party_domains": [...], "entities": [{"name", "company",
     /// "category", "domains"}]}`, checked before the bundled third-party-web entities.
     #[arg(long, value_name = "FILE", global = true)]
@@ -167,14 +312,14 @@ pub struct Common {
     /// How recursion is collapsed before samples are grouped: `direct` merges a frame that
     /// repeats its caller's function, `all` any function met again deeper, `none` keeps the
     /// exact stacks.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = CollapseRecursion::Direct, global = true)]
-    pub collapse_recursion: CollapseRecursion,
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = CollapseRecursionArg::Direct, global = true)]
+    pub collapse_recursion: CollapseRecursionArg,
     /// How `compare`, --aggregate and the Markdown's top chains match chains: `normalized`
     /// by function names and script paths (no line or column, no query, content hashes in
     /// file names as `[hash]`, original names with source maps), so a rebuild keeps each
     /// chain; `exact` by the chain text with positions.
-    #[arg(long, value_enum, value_name = "KEY", default_value_t = ChainKey::Normalized, global = true)]
-    pub chain_key: ChainKey,
+    #[arg(long, value_enum, value_name = "KEY", default_value_t = ChainKeyArg::Normalized, global = true)]
+    pub chain_key: ChainKeyArg,
     /// No progress bar, warnings or summary on stderr (errors are still printed).
     #[arg(short, long, global = true)]
     pub quiet: bool,
@@ -307,14 +452,14 @@ impl Common {
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
         let settings = Settings {
-            scope: self.scope,
+            scope: self.scope.into(),
             threshold,
             chain: ChainConfig {
                 lookback,
                 min_confidence: self.min_confidence,
-                policy: self.on_low_confidence,
-                method: self.method,
-                collapse: self.collapse_recursion,
+                policy: self.on_low_confidence.into(),
+                method: self.method.into(),
+                collapse: self.collapse_recursion.into(),
                 collect_stacks: false,
                 ..ChainConfig::default()
             },
@@ -326,13 +471,18 @@ impl Common {
                 None => None,
             },
             progress: None,
+            stage_done: std::env::var_os("TASKCHAIN_TIMINGS").map(|_| {
+                crate::analyze::StageDone(std::sync::Arc::new(|file, stage, at| {
+                    eprintln!("taskchain: timing: {file}: {stage} done at {at:?}");
+                }))
+            }),
             enrich: crate::enrich::Enrichment {
                 symbolicator: std::sync::Arc::new(Symbolicator::new(
                     self.source_maps
                         .iter()
                         .map(|s| MapSource::parse(s))
                         .collect::<Result<_, _>>()?,
-                    self.chain_names,
+                    self.chain_names.into(),
                 )),
                 parties: Some(std::sync::Arc::new(match &self.party_overrides {
                     Some(p) => crate::enrich::party::Parties::from_overrides_file(p)
@@ -439,7 +589,7 @@ impl Cli {
                 candidate: c.candidate,
                 fail_on_regression: c.fail_on_regression,
                 min_effect: c.min_effect,
-                chain_key: self.common.chain_key,
+                chain_key: self.common.chain_key.into(),
                 output: c.output,
                 markdown: c.markdown,
                 analysis: settings,
@@ -475,7 +625,7 @@ impl Cli {
         let flamegraph = expand("--flamegraph", self.flamegraph)?;
         let markdown = expand("--markdown", self.markdown)?;
         settings.chain.collect_stacks = folded.is_some() || flamegraph.is_some();
-        let format = self.format.unwrap_or(match &output {
+        let format = self.format.map(Format::from).unwrap_or(match &output {
             Some(p) if is_parquet_name(p) => Format::Parquet,
             _ => Format::Csv,
         });
@@ -505,14 +655,17 @@ impl Cli {
             quiet: self.common.quiet,
             analysis: settings,
             outputs: Outputs {
-                summary_format: table_format(&summary, self.summary_format),
+                summary_format: table_format(&summary, self.summary_format.map(TableFormat::from)),
                 summary,
-                aggregate_format: table_format(&aggregate, self.aggregate_format),
+                aggregate_format: table_format(
+                    &aggregate,
+                    self.aggregate_format.map(TableFormat::from),
+                ),
                 aggregate,
-                aggregate_by: self.aggregate_by,
-                chain_key: self.common.chain_key,
+                aggregate_by: self.aggregate_by.into(),
+                chain_key: self.common.chain_key.into(),
                 folded,
-                folded_weight: self.folded_weight,
+                folded_weight: self.folded_weight.into(),
                 flamegraph,
                 markdown,
             },

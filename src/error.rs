@@ -5,12 +5,15 @@
 
 use std::path::PathBuf;
 
-/// An error that makes one input unreadable.
+/// An error that makes one input unreadable: the error type of the front door
+/// ([`crate::analyze_path`], [`crate::analyze_bytes`]). Its `Display` names the file and
+/// says what is wrong (`trace.json: invalid JSON at byte 12 (event 0): expected ','`);
+/// [`std::error::Error::source`] gives the OS or decoder error underneath, if any. Classify
+/// by variant: [`Error::is_retryable`] says whether a rerun may succeed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The file could not be opened, mapped or read.
-    #[error("cannot read {}: {source}", .path.display())]
     Io {
         /// The input.
         path: PathBuf,
@@ -19,7 +22,6 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The gzip stream is corrupt or cut off.
-    #[error("{}: bad gzip data: {source}", .path.display())]
     Gzip {
         /// The input.
         path: PathBuf,
@@ -28,7 +30,6 @@ pub enum Error {
         source: std::io::Error,
     },
     /// The content is not a trace (nor another accepted format).
-    #[error("{}: not a trace: {reason}", .path.display())]
     NotATrace {
         /// The input.
         path: PathBuf,
@@ -37,7 +38,6 @@ pub enum Error {
     },
     /// A JSON object of another kind (a `package.json`, a Lighthouse `devtoolslog.json`):
     /// skipped, not an error, when found by a folder search.
-    #[error("{}: not a trace: {reason}", .path.display())]
     OtherJson {
         /// The input.
         path: PathBuf,
@@ -45,20 +45,17 @@ pub enum Error {
         reason: String,
     },
     /// A folder named on the command line holds no trace files.
-    #[error("{}: no trace files (*.json, *.json.gz, *.cpuprofile) in this folder", .path.display())]
     NoTraces {
         /// The folder.
         path: PathBuf,
     },
     /// A glob pattern that matches no trace file.
-    #[error("{}: no trace file (*.json, *.json.gz, *.cpuprofile) matches this pattern", .pattern.display())]
     NoMatch {
         /// The pattern.
         pattern: PathBuf,
     },
     /// An input left out on purpose, with a note: the same file reached by a second name,
     /// a symbolic link out of the folder searched, a folder nested too deep.
-    #[error("{}: {reason}", .path.display())]
     LeftOut {
         /// The name left out.
         path: PathBuf,
@@ -66,7 +63,6 @@ pub enum Error {
         reason: String,
     },
     /// The event array is broken before any usable event.
-    #[error("{}: invalid JSON at byte {offset} (event {event_index}): {reason}", .path.display())]
     Json {
         /// The input.
         path: PathBuf,
@@ -79,7 +75,42 @@ pub enum Error {
     },
 }
 
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Io { path, source } => write!(f, "cannot read {}: {source}", path.display()),
+            _ => write!(f, "{}: {}", self.path().display(), self.reason()),
+        }
+    }
+}
+
 impl Error {
+    /// What is wrong, without the file name the message starts with (the `error` of a
+    /// JSON report's failed file). An [`Error::Io`] keeps its whole message, `cannot read
+    /// FILE: …`, which does not start with the file name.
+    pub fn reason(&self) -> String {
+        match self {
+            Error::Io { .. } => self.to_string(),
+            Error::Gzip { source, .. } => format!("bad gzip data: {source}"),
+            Error::NotATrace { reason, .. } | Error::OtherJson { reason, .. } => {
+                format!("not a trace: {reason}")
+            }
+            Error::NoTraces { .. } => {
+                "no trace files (*.json, *.json.gz, *.cpuprofile) in this folder".to_string()
+            }
+            Error::NoMatch { .. } => {
+                "no trace file (*.json, *.json.gz, *.cpuprofile) matches this pattern".to_string()
+            }
+            Error::LeftOut { reason, .. } => reason.clone(),
+            Error::Json {
+                offset,
+                event_index,
+                reason,
+                ..
+            } => format!("invalid JSON at byte {offset} (event {event_index}): {reason}"),
+        }
+    }
+
     /// The input (or folder) the error is about.
     pub fn path(&self) -> &std::path::Path {
         match self {
@@ -187,6 +218,41 @@ mod tests {
             path: "x.json".into(),
             source: e,
         }
+    }
+
+    #[test]
+    fn the_message_is_the_file_then_the_reason_and_the_source_is_chained() {
+        use std::error::Error as _;
+        let json = Error::Json {
+            path: "t.json".into(),
+            offset: 12,
+            event_index: 0,
+            reason: "expected ','".into(),
+        };
+        assert_eq!(
+            json.to_string(),
+            "t.json: invalid JSON at byte 12 (event 0): expected ','"
+        );
+        assert_eq!(
+            json.reason(),
+            "invalid JSON at byte 12 (event 0): expected ','"
+        );
+        assert!(json.source().is_none());
+        let gz = Error::Gzip {
+            path: "t.json.gz".into(),
+            source: IoError::new(ErrorKind::InvalidData, "corrupt deflate stream"),
+        };
+        assert_eq!(
+            gz.to_string(),
+            "t.json.gz: bad gzip data: corrupt deflate stream"
+        );
+        assert_eq!(gz.source().unwrap().to_string(), "corrupt deflate stream");
+        // An I/O error does not start with the file name: its reason is the whole message.
+        let missing = io(IoError::from_raw_os_error(2));
+        assert!(missing.to_string().starts_with("cannot read x.json: "));
+        assert_eq!(missing.reason(), missing.to_string());
+        let os = missing.source().unwrap().downcast_ref::<IoError>().unwrap();
+        assert_eq!(os.raw_os_error(), Some(2));
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub fn of_run(retryable: usize, bad: usize, gate_failed: bool) -> u8 {
     }
 }
 
+#[cfg(feature = "cli")]
 /// The code of a run stopped by `err` (an output that could not be written, a list of
 /// files that could not be read): [`RETRYABLE`] when an I/O error in its chain is one a
 /// retry may fix, else [`BAD_INPUT`].
@@ -64,6 +65,7 @@ mod tests {
         assert_eq!(of_run(0, 0, false), OK);
     }
 
+    #[cfg(feature = "cli")]
     #[test]
     fn a_full_disk_is_retryable_a_missing_folder_is_not() {
         use anyhow::Context;

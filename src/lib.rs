@@ -34,11 +34,14 @@
 //! results. [`vocab`] holds the ids and counts every stage shares.
 
 pub mod analyze;
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod batch;
 pub mod chain;
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod cli;
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod compare;
 pub mod enrich;
@@ -49,6 +52,7 @@ pub mod gate;
 pub mod input;
 #[doc(hidden)]
 pub mod json;
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod output;
 #[doc(hidden)]
@@ -62,6 +66,7 @@ pub mod time;
 pub mod vocab;
 
 pub use analyze::{Settings, analyze_bytes, analyze_path, analyze_stream};
+#[cfg(feature = "cli")]
 pub use batch::{BatchSummary, Config, Outputs, run};
 pub use error::Error;
 pub use report::{FileReport, FileStats};

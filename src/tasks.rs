@@ -17,7 +17,7 @@ use crate::vocab::Diagnostics;
 use crate::vocab::ThreadKey;
 
 /// Which threads' tasks are reported (docs/METHOD.md §3 `--scope`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Scope {
     /// The `CrRendererMain` thread(s) of the process(es) that hosted the page's main frame
     /// (every `CrRendererMain` when the trace does not say).

@@ -23,7 +23,7 @@ pub use recursion::CollapseRecursion;
 pub use window::Window;
 
 /// How the target stack is chosen.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Method {
     /// docs/METHOD.md §1: the largest group of samples with the same stack.
     #[default]
@@ -34,7 +34,7 @@ pub enum Method {
 }
 
 /// What happens to a task whose confidence is below `--min-confidence`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LowConfidencePolicy {
     /// Keep the row with status `low_confidence`.
     #[default]

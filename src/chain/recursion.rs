@@ -15,7 +15,7 @@ use crate::profile::{CpuProfile, FrameIndex, FrameKind, StackIndex};
 use crate::vocab::FastMap;
 
 /// How recursion is collapsed before samples are grouped (`--collapse-recursion`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CollapseRecursion {
     /// A frame whose function is its caller's is merged into the caller (`f > f > f` is
     /// `f ×3`).

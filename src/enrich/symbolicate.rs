@@ -32,7 +32,7 @@ use crate::time::TimeDelta;
 use crate::vocab::Diagnostics;
 
 /// Which names chain texts show (`--chain-names`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ChainNames {
     /// `originalName (source:line:column)` for frames with an original.
     #[default]

@@ -7,7 +7,9 @@
 //! members are one legal stream). [`crate::scan::envelope`] then says where the trace events start.
 
 pub mod encoding;
+pub mod gzip;
 pub mod identity;
+#[cfg(feature = "cli")]
 pub mod paths;
 
 use std::fs::File;
@@ -347,10 +349,7 @@ impl GzBlocks {
             let _ = empty.send(Vec::with_capacity(GZ_BLOCK));
         }
         std::thread::spawn(move || {
-            // The decoder reads through a slice it advances: its remaining length tells
-            // how much has been consumed.
-            let mut rest: &[u8] = &compressed[..];
-            let mut dec = flate2::read::MultiGzDecoder::new(&mut rest);
+            let mut dec = gzip::GzipReader::new(&compressed);
             let mut reported = 0u64;
             while let Ok(mut block) = empty_rx.recv() {
                 block.resize(GZ_BLOCK, 0);
@@ -370,7 +369,7 @@ impl GzBlocks {
                 };
                 block.truncate(n);
                 if let Some(p) = &progress {
-                    let consumed = compressed_len - dec.get_ref().len() as u64;
+                    let consumed = compressed_len - dec.remaining() as u64;
                     p.fetch_add(consumed - reported, std::sync::atomic::Ordering::Relaxed);
                     reported = consumed;
                 }

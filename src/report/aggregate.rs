@@ -11,7 +11,7 @@ use crate::enrich::party::NO_SCRIPT_URL;
 use crate::time::TimeDelta;
 
 /// What rows are grouped by.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum AggregateBy {
     /// The chain, by its [`ChainKey`] (`--chain-key`: by default function names and
     /// script paths, so one chain's tasks meet across builds and line moves).

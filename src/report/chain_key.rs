@@ -6,7 +6,7 @@
 use crate::chain::ChainFrame;
 
 /// How chains are keyed in `compare` and `--aggregate`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ChainKey {
     /// Function names and script paths: no line or column, the URL's query and fragment
     /// dropped, content hashes in file names as `[hash]`; the original name and source

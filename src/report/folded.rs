@@ -9,7 +9,7 @@ use std::io::Write;
 use crate::time::TimeDelta;
 
 /// What the stack counts are.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FoldedWeight {
     /// Number of samples.
     #[default]
@@ -62,6 +62,7 @@ impl Folded {
     }
 
     /// Renders a flame graph (SVG), roots at the top.
+    #[cfg(feature = "cli")]
     pub fn flamegraph(&self, title: &str, out: impl Write) -> std::io::Result<()> {
         let lines: Vec<String> = self.lines().collect();
         let mut opt = inferno::flamegraph::Options::default();
@@ -85,6 +86,7 @@ impl Folded {
     }
 }
 
+#[cfg(feature = "cli")]
 fn write_empty_svg(title: &str, mut out: impl Write) -> std::io::Result<()> {
     let esc = title
         .replace('&', "&amp;")

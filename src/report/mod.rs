@@ -23,7 +23,7 @@ use crate::vocab::Diagnostics;
 use crate::vocab::ThreadKey;
 
 /// Output format (`--format`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
     /// One CSV row per long task.
     #[default]
@@ -38,7 +38,7 @@ pub enum Format {
 }
 
 /// Format of `--summary` and `--aggregate` (`--summary-format`, `--aggregate-format`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TableFormat {
     /// CSV.
     #[default]
@@ -238,26 +238,45 @@ pub fn write_chain_text(chain: &[ChainFrame], out: &mut String) {
     }
 }
 
-/// A failed file as reports list it. JSON: `{"file", "error"}` with the reason alone
-/// (the message without the file name it starts with).
+/// A failed file as reports list it. JSON: `{"file", "error"}` with [`FileError::reason`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileError {
     /// The input.
     pub file: String,
     /// The whole message, as stderr shows it (`file: reason`).
     pub error: String,
+    /// What is wrong, without the leading `file: ` ([`crate::error::Error::reason`]).
+    pub reason: String,
     /// A retry may succeed (an I/O error of the device, not of the file: see
     /// [`crate::error::Error::is_retryable`]).
     pub retryable: bool,
 }
 
 impl FileError {
-    /// The message without the leading `file: `.
+    /// The file `e` is about, as reports list it.
+    pub fn of(e: &crate::error::Error) -> FileError {
+        FileError {
+            file: e.path().display().to_string(),
+            error: e.to_string(),
+            reason: e.reason(),
+            retryable: e.is_retryable(),
+        }
+    }
+
+    /// A file that failed for `reason` (a stream broken off, an internal error): not
+    /// retryable.
+    pub fn new(file: &str, reason: String) -> FileError {
+        FileError {
+            file: file.to_string(),
+            error: format!("{file}: {reason}"),
+            reason,
+            retryable: false,
+        }
+    }
+
+    /// [`FileError::reason`].
     pub fn reason(&self) -> &str {
-        self.error
-            .strip_prefix(self.file.as_str())
-            .and_then(|r| r.strip_prefix(": "))
-            .unwrap_or(&self.error)
+        &self.reason
     }
 }
 

@@ -197,18 +197,23 @@ impl ScannedTrace {
     }
 }
 
-/// [`ScanError::reason`] of an array with elements but no object among them (`[1, 2]`).
-pub const NO_OBJECTS: &str = "the array holds no trace event objects";
-
 /// A scan that could not read a single event.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScanError {
-    /// 0-based byte offset.
-    pub offset: u64,
-    /// 0-based index of the event being read.
-    pub event_index: u64,
-    /// What was expected.
-    pub reason: String,
+pub enum ScanError {
+    /// The array has elements but no object among them (`[1, 2]`): not a trace.
+    NoObjects {
+        /// 0-based byte offset of the array's first element.
+        offset: u64,
+    },
+    /// The event array breaks off before its first complete event.
+    Json {
+        /// 0-based byte offset.
+        offset: u64,
+        /// 0-based index of the event being read.
+        event_index: u64,
+        /// What was expected.
+        reason: String,
+    },
 }
 
 /// Where a walk over part of the event array stopped.
@@ -590,13 +595,15 @@ pub(crate) fn finish_walk<'a>(
                 offset,
                 "the file ends before the first trace event is complete".to_string(),
             ),
-            _ if walked.odd > 0 => (start, NO_OBJECTS.to_string()),
+            _ if walked.odd > 0 => {
+                return Err(ScanError::NoObjects { offset: start });
+            }
             _ => {
                 t.end = Some(end);
                 return Ok(t);
             }
         };
-        return Err(ScanError {
+        return Err(ScanError::Json {
             offset,
             event_index: 0,
             reason,
@@ -608,17 +615,20 @@ pub(crate) fn finish_walk<'a>(
 
 impl From<ScanError> for AnalyzeError {
     fn from(e: ScanError) -> Self {
-        if e.reason == NO_OBJECTS {
-            return AnalyzeError::OtherJson(format!(
-                "a JSON array whose elements are not objects (from byte {}); trace \
-                 events are objects",
-                e.offset
-            ));
-        }
-        AnalyzeError::Json {
-            offset: e.offset,
-            event_index: e.event_index,
-            reason: e.reason,
+        match e {
+            ScanError::NoObjects { offset } => AnalyzeError::OtherJson(format!(
+                "a JSON array whose elements are not objects (from byte {offset}); trace \
+                 events are objects"
+            )),
+            ScanError::Json {
+                offset,
+                event_index,
+                reason,
+            } => AnalyzeError::Json {
+                offset,
+                event_index,
+                reason,
+            },
         }
     }
 }
@@ -763,7 +773,7 @@ mod tests {
     #[test]
     fn array_of_numbers_is_not_a_trace() {
         let e = scan_str("[1,2,3]").unwrap_err();
-        assert_eq!(e.reason, NO_OBJECTS);
+        assert_eq!(e, ScanError::NoObjects { offset: 1 });
     }
 
     #[test]

@@ -36,10 +36,14 @@ pub fn case_args(case: &str) -> Vec<String> {
 /// returns the report it writes to standard output. Panics, with its stderr, when it exits
 /// with a code other than 0 or 2 (2: a file could not be read in full, rows still written).
 pub fn report(args: &[String], paths: &[PathBuf], format: Format, jobs: usize) -> Vec<u8> {
-    use clap::ValueEnum;
-    let format = format.to_possible_value().unwrap();
+    let format = match format {
+        Format::Csv => "csv",
+        Format::Json => "json",
+        Format::Ndjson => "ndjson",
+        Format::Parquet => "parquet",
+    };
     let out = taskchain()
-        .args(["-q", "-j", &jobs.to_string(), "--format", format.get_name()])
+        .args(["-q", "-j", &jobs.to_string(), "--format", format])
         .args(args)
         .args(paths)
         .output()

@@ -1,0 +1,294 @@
+//! A gzip stream (RFC 1952) held in memory, decoded member after member (concatenated
+//! members are one legal stream, as `gzip -d` reads them). The members' headers and
+//! trailers are read here and the deflate data by flate2's [`flate2::Decompress`], so
+//! that each way a stream can be bad is its own [`GzipError`] variant: a CRC-32 or length
+//! that does not match the member's data (its events are all there, but may be wrong)
+//! apart from a stream cut off or corrupt in the middle (the events after it are lost).
+
+use std::io::Read;
+
+/// Why a gzip stream could not be decoded to its end.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GzipError {
+    /// A member does not start with a gzip header (`1f 8b 08`, no reserved flags): the
+    /// first member, or bytes after the last one.
+    #[error("invalid gzip header")]
+    Header,
+    /// The stream ends inside a member.
+    #[error("incomplete gzip stream (cut off in a member's {0})")]
+    CutOff(&'static str),
+    /// The deflate data is corrupt.
+    #[error("corrupt deflate stream")]
+    Deflate(#[source] flate2::DecompressError),
+    /// A member decoded to its end, but its CRC-32 or length (the trailer's two 32-bit
+    /// words) does not match the data.
+    #[error("corrupt gzip stream does not have a matching checksum")]
+    Checksum,
+}
+
+impl GzipError {
+    /// The gzip error an I/O error from [`GzipReader`] carries, if it is one.
+    pub fn of(e: &std::io::Error) -> Option<&GzipError> {
+        e.get_ref().and_then(|inner| inner.downcast_ref())
+    }
+}
+
+impl From<GzipError> for std::io::Error {
+    fn from(e: GzipError) -> std::io::Error {
+        let kind = match e {
+            GzipError::CutOff(_) => std::io::ErrorKind::UnexpectedEof,
+            _ => std::io::ErrorKind::InvalidData,
+        };
+        std::io::Error::new(kind, e)
+    }
+}
+
+/// Where the decoder is in the stream.
+enum State {
+    /// Before a member's header.
+    Header,
+    /// In a member's deflate data.
+    Body,
+    /// After a member's deflate data (checked once the data is handed out).
+    Trailer,
+    /// After the last member, or after an error (which ends the stream).
+    Done,
+}
+
+/// A [`Read`] of the decoded bytes of the gzip stream `input`; its errors are
+/// [`GzipError`]s (see [`GzipError::of`]), and the first one ends the stream.
+pub struct GzipReader<'a> {
+    input: &'a [u8],
+    state: State,
+    inflate: flate2::Decompress,
+    crc: flate2::Crc,
+}
+
+/// Header flag bits (RFC 1952 §2.3.1).
+const FHCRC: u8 = 2;
+const FEXTRA: u8 = 4;
+const FNAME: u8 = 8;
+const FCOMMENT: u8 = 16;
+const RESERVED: u8 = 0xe0;
+
+impl<'a> GzipReader<'a> {
+    /// A reader of the stream `input`.
+    pub fn new(input: &'a [u8]) -> GzipReader<'a> {
+        GzipReader {
+            input,
+            state: State::Header,
+            inflate: flate2::Decompress::new(false),
+            crc: flate2::Crc::new(),
+        }
+    }
+
+    /// The compressed bytes not yet consumed.
+    pub fn remaining(&self) -> usize {
+        self.input.len()
+    }
+
+    /// Skips one member header; `input` is left after it.
+    fn header(&mut self) -> Result<(), GzipError> {
+        let b = self.input;
+        if b.len() >= 3
+            && (b[..3] != [0x1f, 0x8b, 8] || b.get(3).is_some_and(|f| f & RESERVED != 0))
+        {
+            return Err(GzipError::Header);
+        }
+        let cut = GzipError::CutOff("header");
+        let flags = *b.get(3).ok_or(cut)?;
+        let mut at = 10;
+        if flags & FEXTRA != 0 {
+            let len = b.get(at..at + 2).ok_or(GzipError::CutOff("header"))?;
+            at += 2 + usize::from(u16::from_le_bytes([len[0], len[1]]));
+        }
+        for flag in [FNAME, FCOMMENT] {
+            if flags & flag != 0 {
+                let text = b.get(at..).ok_or(GzipError::CutOff("header"))?;
+                let nul = memchr::memchr(0, text).ok_or(GzipError::CutOff("header"))?;
+                at += nul + 1;
+            }
+        }
+        if flags & FHCRC != 0 {
+            at += 2;
+        }
+        if at > b.len() {
+            return Err(GzipError::CutOff("header"));
+        }
+        self.input = &b[at..];
+        self.inflate.reset(false);
+        self.crc.reset();
+        Ok(())
+    }
+
+    /// Checks one member's trailer against its data; `input` is left after it.
+    fn trailer(&mut self) -> Result<(), GzipError> {
+        let t = self.input.get(..8).ok_or(GzipError::CutOff("trailer"))?;
+        let crc = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
+        let len = u32::from_le_bytes([t[4], t[5], t[6], t[7]]);
+        self.input = &self.input[8..];
+        if crc != self.crc.sum() || len != self.crc.amount() {
+            return Err(GzipError::Checksum);
+        }
+        Ok(())
+    }
+
+    fn read_some(&mut self, out: &mut [u8]) -> Result<usize, GzipError> {
+        loop {
+            match self.state {
+                State::Done => return Ok(0),
+                State::Header => {
+                    self.header()?;
+                    self.state = State::Body;
+                }
+                State::Trailer => {
+                    self.trailer()?;
+                    self.state = if self.input.is_empty() {
+                        State::Done
+                    } else {
+                        State::Header
+                    };
+                }
+                State::Body => {
+                    let (before_in, before_out) =
+                        (self.inflate.total_in(), self.inflate.total_out());
+                    let status = self
+                        .inflate
+                        .decompress(self.input, out, flate2::FlushDecompress::None)
+                        .map_err(GzipError::Deflate)?;
+                    let consumed = (self.inflate.total_in() - before_in) as usize;
+                    let produced = (self.inflate.total_out() - before_out) as usize;
+                    self.input = &self.input[consumed..];
+                    self.crc.update(&out[..produced]);
+                    if status == flate2::Status::StreamEnd {
+                        self.state = State::Trailer;
+                    } else if produced == 0 && consumed == 0 {
+                        return Err(GzipError::CutOff("deflate data"));
+                    }
+                    if produced > 0 {
+                        return Ok(produced);
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Read for GzipReader<'_> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        self.read_some(out).map_err(|e| {
+            self.state = State::Done;
+            e.into()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn gzip(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn decode(gz: &[u8]) -> (Vec<u8>, Option<std::io::Error>) {
+        let mut r = GzipReader::new(gz);
+        let mut out = Vec::new();
+        let mut block = [0u8; 7];
+        loop {
+            match r.read(&mut block) {
+                Ok(0) => return (out, None),
+                Ok(n) => out.extend_from_slice(&block[..n]),
+                Err(e) => return (out, Some(e)),
+            }
+        }
+    }
+
+    fn kind(e: &Option<std::io::Error>) -> Option<&GzipError> {
+        e.as_ref().and_then(GzipError::of)
+    }
+
+    #[test]
+    fn members_decode_in_turn_with_names_and_extra_fields() {
+        let mut two = gzip(b"hello, ");
+        two.extend(gzip(b"world"));
+        assert_eq!(decode(&two).0, b"hello, world");
+        assert!(decode(&two).1.is_none());
+        // FEXTRA (2-byte length, then the field), FNAME and FCOMMENT (NUL-terminated),
+        // FHCRC (2 bytes), hand-built around one member's deflate data and trailer.
+        let plain = gzip(b"abc");
+        let mut h = vec![
+            0x1f,
+            0x8b,
+            8,
+            FEXTRA | FNAME | FCOMMENT | FHCRC,
+            0,
+            0,
+            0,
+            0,
+            0,
+            3,
+        ];
+        h.extend([3, 0, b'x', b'y', b'z']);
+        h.extend(b"name\0comment\0");
+        h.extend([0xaa, 0xbb]);
+        h.extend(&plain[10..]);
+        let (out, e) = decode(&h);
+        assert_eq!(out, b"abc");
+        assert!(e.is_none(), "{e:?}");
+    }
+
+    #[test]
+    fn a_bad_checksum_is_told_from_a_cut_and_from_corrupt_data() {
+        let data: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        let gz = gzip(&data);
+        // The CRC's first byte, then the length's: all data decoded, then the mismatch.
+        for at in [gz.len() - 8, gz.len() - 4] {
+            let mut bad = gz.clone();
+            bad[at] ^= 0xff;
+            let (out, e) = decode(&bad);
+            assert!(out == data, "{} of {} bytes", out.len(), data.len());
+            assert!(matches!(kind(&e), Some(GzipError::Checksum)), "{e:?}");
+        }
+        let (out, e) = decode(&gz[..gz.len() / 2]);
+        assert!(!out.is_empty() && out.len() < data.len());
+        assert!(
+            matches!(kind(&e), Some(GzipError::CutOff("deflate data"))),
+            "{e:?}"
+        );
+        assert_eq!(e.unwrap().kind(), std::io::ErrorKind::UnexpectedEof);
+        let (out, e) = decode(&gz[..gz.len() - 3]);
+        assert!(out == data, "{} of {} bytes", out.len(), data.len());
+        assert!(
+            matches!(kind(&e), Some(GzipError::CutOff("trailer"))),
+            "{e:?}"
+        );
+        assert!(matches!(
+            kind(&decode(&gz[..5]).1),
+            Some(GzipError::CutOff("header"))
+        ));
+        // Bytes after the last member that are not a member.
+        let mut tail = gz.clone();
+        tail.extend(b"garbage");
+        let (out, e) = decode(&tail);
+        assert!(out == data, "{} of {} bytes", out.len(), data.len());
+        assert!(matches!(kind(&e), Some(GzipError::Header)), "{e:?}");
+        // A block type of 3 (reserved) at the start of the deflate data.
+        let mut bad = gz.clone();
+        bad[10] |= 0b110;
+        assert!(matches!(kind(&decode(&bad).1), Some(GzipError::Deflate(_))));
+        assert!(matches!(
+            kind(&decode(b"\x1f\x8b\x07\x00").1),
+            Some(GzipError::Header)
+        ));
+    }
+}
