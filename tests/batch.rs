@@ -337,24 +337,27 @@ fn output_appears_only_when_complete() {
         .spawn()
         .unwrap();
     // taskchain now waits for the FIFO's writer: the output is open, nothing renamed.
-    let temps = || {
-        std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(".taskchain-")
-            })
-            .count()
-    };
+    let temps = || temp_files(dir.path());
     wait_until("the report's temporary file exists", || temps() == 1);
     assert!(!target.exists());
     // Killed now: no report, no half report.
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(!target.exists());
+}
+
+/// How many of taskchain's temporary files (`.taskchain-…`) are in `dir`.
+fn temp_files(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with(".taskchain-")
+        })
+        .count()
 }
 
 #[test]
@@ -371,18 +374,7 @@ fn interrupted_run_removes_its_temporary_files() {
         .arg(dir.path().join("s.csv"))
         .spawn()
         .unwrap();
-    let temps = || {
-        std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter(|e| {
-                e.as_ref()
-                    .unwrap()
-                    .file_name()
-                    .to_string_lossy()
-                    .starts_with(".taskchain-")
-            })
-            .count()
-    };
+    let temps = || temp_files(dir.path());
     wait_until("both temporary files exist", || temps() == 2);
     assert!(
         std::process::Command::new("kill")
