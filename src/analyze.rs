@@ -114,7 +114,7 @@ pub fn analyze_path(path: &Path, settings: &Settings) -> Result<FileReport, Erro
 
 /// Reads and analyses one input, leaving its bytes and what the analysis no longer needs
 /// in `later`, for the caller to drop once the report is handed on.
-pub fn analyze_input_deferring(
+pub(crate) fn analyze_input_deferring(
     inp: &InputPath,
     s: &Settings,
     later: &mut DeferredDrop,
@@ -183,7 +183,7 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
 }
 
 /// [`analyze_bytes`], leaving what it no longer needs in `later` for the caller to drop.
-pub fn analyze_bytes_deferring(
+pub(crate) fn analyze_bytes_deferring(
     file: &str,
     bytes: &[u8],
     s: &Settings,
@@ -220,7 +220,7 @@ pub fn analyze_bytes_deferring(
 
 /// The warning of an input read as UTF-16 (transcoded; byte offsets in its other messages
 /// are offsets in the UTF-8 text).
-pub const UTF16_READ: &str =
+pub(crate) const UTF16_READ: &str =
     "UTF-16 text (as PowerShell's `>` writes), read as UTF-8 (byte offsets are of the UTF-8 text)";
 
 /// Analyses one trace arriving in blocks (a gzip stream). A stream error after some data
@@ -236,7 +236,7 @@ pub fn analyze_stream(
 }
 
 /// [`analyze_stream`], leaving what it no longer needs in `later` for the caller to drop.
-pub fn analyze_stream_deferring(
+pub(crate) fn analyze_stream_deferring(
     file: &str,
     source: impl BlockSource,
     s: &Settings,
@@ -355,7 +355,7 @@ fn resolve(
 /// Chains of the recording's long tasks → enrichment (with the file's `context`) → the
 /// file's report (rows, counts, folded stacks), with `diagnostics` and the chain
 /// resolution's own counts of odd input.
-pub fn resolve_chains(
+pub(crate) fn resolve_chains(
     file: &str,
     rec: &Recording,
     file_bytes: Option<&[u8]>,

@@ -391,7 +391,7 @@ pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
 
 /// `taskchain comapre …`: when `word` is no file or folder, looks like a word (no path
 /// separator, dot or glob character) and is close to a subcommand's name, that name.
-pub fn mistyped_command(word: &std::ffi::OsStr) -> Option<String> {
+pub(crate) fn mistyped_command(word: &std::ffi::OsStr) -> Option<String> {
     let text = word.to_str()?;
     if text.len() < 3
         || text.contains(['/', '\\', '.', '*', '?', '[', '='])
@@ -419,7 +419,7 @@ fn mistyped_error(word: &std::path::Path, name: &str) -> String {
     )
 }
 
-/// The first argument before `--` that [`mistyped_command`] takes for a subcommand, with
+/// The first argument before `--` that `mistyped_command` takes for a subcommand, with
 /// the error to print: for a command line clap refused (`taskchain comapre
 /// --fail-on-regression 5 …` has a flag only `compare` knows).
 pub fn mistyped_in_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<String> {

@@ -6,7 +6,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use taskchain::chain::{ChainConfig, LowConfidencePolicy, Method};
-use taskchain::{Settings, analyze_bytes, analyze_stream};
+use taskchain::internals::analyze_stream;
+use taskchain::{Settings, analyze_bytes};
 
 fuzz_target!(|data: &[u8]| {
     let (control, trace) = data.split_at(data.len().min(1));

@@ -18,7 +18,7 @@ use crate::scan::args::ArgsParser;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The message of a lexer error met while reading `what`.
-pub fn lex_error(e: LexError, len: usize, what: &str) -> String {
+pub(crate) fn lex_error(e: LexError, len: usize, what: &str) -> String {
     match e {
         LexError::Incomplete => {
             format!("cut off: the file ends at byte {len} inside {what}")
@@ -31,7 +31,7 @@ pub fn lex_error(e: LexError, len: usize, what: &str) -> String {
 
 /// The members of one JSON object: key (unescaped) → value range. When a key repeats,
 /// the last one wins (as in JavaScript's `JSON.parse`).
-pub struct Members<'a> {
+pub(crate) struct Members<'a> {
     bytes: &'a [u8],
     members: Vec<(String, Range<usize>)>,
 }
@@ -39,7 +39,7 @@ pub struct Members<'a> {
 impl<'a> Members<'a> {
     /// The top-level object of a whole file (after an optional BOM and whitespace); only
     /// whitespace may follow it.
-    pub fn document(bytes: &'a [u8]) -> Result<Members<'a>, String> {
+    pub(crate) fn document(bytes: &'a [u8]) -> Result<Members<'a>, String> {
         let start = skip_ws(bytes, if bytes.starts_with(BOM) { 3 } else { 0 });
         let m = Members::at(bytes, start, "the top-level object")?;
         let end = m.end;
@@ -68,7 +68,8 @@ impl<'a> Members<'a> {
     }
 
     /// The raw value of `key`, when present.
-    pub fn raw(&self, key: &str) -> Option<&'a [u8]> {
+    #[cfg(test)]
+    fn raw(&self, key: &str) -> Option<&'a [u8]> {
         self.range(key).map(|r| &self.bytes[r])
     }
 
@@ -81,12 +82,12 @@ impl<'a> Members<'a> {
     }
 
     /// True when `key` is present.
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.range(key).is_some()
     }
 
     /// `key`'s value parsed alone and handed to `f`; `Ok(None)` when absent.
-    pub fn value<R>(
+    pub(crate) fn value<R>(
         &self,
         p: &mut ArgsParser,
         key: &str,
@@ -104,7 +105,7 @@ impl<'a> Members<'a> {
     }
 
     /// `key`'s value when it is an object.
-    pub fn object(&self, key: &str) -> Result<Option<Members<'a>>, String> {
+    pub(crate) fn object(&self, key: &str) -> Result<Option<Members<'a>>, String> {
         match self.range(key) {
             Some(r) if self.bytes[r.start] == b'{' => {
                 Ok(Some(Members::at(self.bytes, r.start, key)?.members))
@@ -115,7 +116,7 @@ impl<'a> Members<'a> {
 
     /// Hands each element of `key`'s array, parsed alone, to `f` with its index; returns
     /// the element count, `None` when `key` is absent or not an array.
-    pub fn elements(
+    pub(crate) fn elements(
         &self,
         p: &mut ArgsParser,
         key: &str,
@@ -146,7 +147,7 @@ impl<'a> Members<'a> {
     }
 
     /// A reader of `key`'s number array, `None` when `key` is absent or not an array.
-    pub fn numbers(&self, key: &'static str) -> Option<Numbers<'a>> {
+    pub(crate) fn numbers(&self, key: &'static str) -> Option<Numbers<'a>> {
         let r = self.range(key).filter(|r| self.bytes[r.start] == b'[')?;
         Some(Numbers {
             b: self.bytes,
@@ -165,7 +166,7 @@ struct WithEnd<'a> {
 
 /// A JSON number array read one element at a time (so that two arrays can be read in
 /// step): plain integers as [`Token::Int`], any other element as its raw bytes.
-pub struct Numbers<'a> {
+pub(crate) struct Numbers<'a> {
     b: &'a [u8],
     j: usize,
     first: bool,
@@ -175,7 +176,7 @@ pub struct Numbers<'a> {
 
 impl<'a> Numbers<'a> {
     /// The next element; `Ok(None)` after the last. Errors name the byte offset.
-    pub fn next_token(&mut self) -> Result<Option<Token<'a>>, String> {
+    pub(crate) fn next_token(&mut self) -> Result<Option<Token<'a>>, String> {
         if self.done {
             return Ok(None);
         }

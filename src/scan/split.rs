@@ -23,7 +23,7 @@ const RANGE_BYTES: usize = 16 << 20;
 
 /// Walks the whole array from `b[start]`, in parallel ranges when it is large and the pool
 /// has more than one thread. Returns the merged collector and the last range's end.
-pub fn scan_ranges<F>(
+pub(crate) fn scan_ranges<F>(
     b: &[u8],
     start: usize,
     ndjson: bool,
