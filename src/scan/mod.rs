@@ -235,7 +235,7 @@ pub struct Walked {
     /// Event objects read.
     pub events: u64,
     /// Array elements that are not objects.
-    pub odd: u64,
+    pub non_objects: u64,
     /// File offset of the array's closing `]`, when the walk met it.
     pub closed_at: Option<u64>,
     /// Damaged stretches skipped, in file order.
@@ -248,7 +248,7 @@ impl Walked {
         Walked {
             end: RangeEnd::Reached(from),
             events: 0,
-            odd: 0,
+            non_objects: 0,
             closed_at: None,
             damage: Vec::new(),
         }
@@ -256,13 +256,13 @@ impl Walked {
     /// Adds the counts and damage of `w`, a walk of the part after this one (its event
     /// indexes, counted from its own start, are shifted by the events before it).
     pub fn extend(&mut self, w: Walked) {
-        let before = self.events + self.odd;
+        let before = self.events + self.non_objects;
         self.damage.extend(w.damage.into_iter().map(|mut d| {
             d.event_index += before;
             d
         }));
         self.events += w.events;
-        self.odd += w.odd;
+        self.non_objects += w.non_objects;
         self.closed_at = w.closed_at.or(self.closed_at);
     }
 }
@@ -367,7 +367,7 @@ pub(crate) fn walk_at<'a>(
                     },
                     e => e,
                 })
-                .inspect(|_| out.odd += 1),
+                .inspect(|_| out.non_objects += 1),
         };
         let (bad, expected, search_from) = match step {
             Ok(end) => {
@@ -399,7 +399,7 @@ pub(crate) fn walk_at<'a>(
                 };
                 out.damage.push(Damage {
                     offset: base + bad as u64,
-                    event_index: out.events + out.odd,
+                    event_index: out.events + out.non_objects,
                     expected,
                     skipped: (p - i) as u64,
                     skipped_events: 1 + split::event_starts_in(b, i + 1, p),
@@ -579,8 +579,10 @@ pub(crate) fn finish_walk<'a>(
         }
         _ => {}
     }
-    t.diagnostics
-        .add("array elements that are not event objects", walked.odd);
+    t.diagnostics.add(
+        "array elements that are not event objects",
+        walked.non_objects,
+    );
     if let ArrayEnd::Truncated { offset } = end
         && offset > start
     {
@@ -596,7 +598,7 @@ pub(crate) fn finish_walk<'a>(
                 offset,
                 "the file ends before the first trace event is complete".to_string(),
             ),
-            _ if walked.odd > 0 => {
+            _ if walked.non_objects > 0 => {
                 return Err(ScanError::NoObjects { offset: start });
             }
             _ => {
