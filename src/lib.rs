@@ -58,7 +58,9 @@ pub mod tasks;
 pub mod time;
 pub mod vocab;
 
-pub use analyze::{Settings, StageDone, StageDoneFn, analyze_bytes, analyze_path};
+pub use analyze::{
+    RowSink, RowSinkFn, Settings, StageDone, StageDoneFn, analyze_bytes, analyze_path,
+};
 pub use error::Error;
 pub use reader::field::{Loaf, TaskEntries};
 pub use report::{FileReport, FileStats};

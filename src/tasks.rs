@@ -52,6 +52,38 @@ impl TopLevelTask {
     }
 }
 
+/// What the report says of a file's top-level tasks, kept instead of the tasks (a trace
+/// with millions of them held 40 bytes each until the report was written).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TopLevelCounts {
+    /// Top-level tasks.
+    pub count: usize,
+    /// Total blocking time: sum over tasks longer than 50 ms of `dur − 50 ms`
+    /// (Lighthouse's definition, whatever the long-task threshold is).
+    pub blocking_time: TimeDelta,
+    /// The longest task's `dur` (0 without tasks).
+    pub max: TimeDelta,
+}
+
+impl TopLevelCounts {
+    /// The counts of `tasks`.
+    pub fn of<'a>(tasks: impl IntoIterator<Item = &'a TopLevelTask>) -> TopLevelCounts {
+        let fifty = TimeDelta::from_micros(50_000);
+        let mut c = TopLevelCounts::default();
+        let mut max = None;
+        for t in tasks {
+            c.count += 1;
+            if t.dur > fifty {
+                c.blocking_time =
+                    c.blocking_time + TimeDelta::from_nanos(t.dur.as_nanos() - fifty.as_nanos());
+            }
+            max = max.max(Some(t.dur));
+        }
+        c.max = max.unwrap_or_default();
+        c
+    }
+}
+
 /// The diagnostics kind of task `X` events whose `dur` is negative, beyond ±2^63 ns or not
 /// a number: read as still running at the trace's end (the most they can say).
 pub const INVALID_DUR: &str = "task X events whose dur is not a valid duration (negative, \
@@ -229,13 +261,20 @@ pub fn long_tasks(
     top_level: &HashMap<ThreadKey, Vec<TopLevelTask>>,
     threshold: TimeDelta,
 ) -> Vec<LongTask> {
+    long_tasks_in_order(top_level, threshold).collect()
+}
+
+/// [`long_tasks`] one by one, without the list.
+pub fn long_tasks_in_order(
+    top_level: &HashMap<ThreadKey, Vec<TopLevelTask>>,
+    threshold: TimeDelta,
+) -> impl Iterator<Item = LongTask> + '_ {
     let sorted: BTreeMap<&ThreadKey, &Vec<TopLevelTask>> = top_level.iter().collect();
     sorted
         .into_values()
         .flatten()
-        .filter(|t| t.dur > threshold)
+        .filter(move |t| t.dur > threshold)
         .copied()
-        .collect()
 }
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ use crate::json::Token;
 use crate::profile::{Origin, ProfileBuilder, ProfileSet};
 use crate::scan::args::{ArgsParser, field, int, micros_as_nanos, text};
 use crate::scan::records::{ChunkData, Node, PageUrl, SampleArrays};
+use crate::tasks::TopLevelCounts;
 use crate::tasks::TopLevelTask;
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::Diagnostics;
@@ -907,7 +908,7 @@ pub(crate) fn read(
     let names: HashMap<ThreadKey, String> = [(THREAD, "main".to_string())].into();
     Ok(Recording {
         tasks,
-        top_level,
+        top_level: TopLevelCounts::of(&top_level),
         threads: 1,
         thread_names: names,
         first_ts: p.origin,
