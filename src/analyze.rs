@@ -170,7 +170,7 @@ pub(crate) fn analyze_input_deferring(
     let (result, bytes) = match source {
         input::Source::Whole(bytes) => {
             let n = bytes.len() as u64;
-            let result = analyze_bytes_deferring(&name, &bytes, s, later);
+            let result = analyze_whole(&name, &bytes, &|| bytes.release_pages(), s, later);
             later.keep(bytes);
             (result, n)
         }
@@ -223,8 +223,22 @@ pub(crate) fn analyze_bytes_deferring(
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
+    analyze_whole(file, bytes, &|| {}, s, later)
+}
+
+/// [`analyze_bytes_deferring`], calling `read_once` when every byte has been read once
+/// (after a trace's scan, after field data's parse): a mapped file then lets its pages go
+/// ([`input::TraceBytes::release_pages`]); later reads of it fault them in again.
+fn analyze_whole(
+    file: &str,
+    bytes: &[u8],
+    read_once: &dyn Fn(),
+    s: &Settings,
+    later: &mut DeferredDrop,
+) -> Result<FileReport, AnalyzeError> {
     // UTF-16 (PowerShell's `>`): read as the same text in UTF-8.
     if let Some(utf8) = input::encoding::transcode(bytes, input::encoding::sniff(bytes)) {
+        read_once();
         let mut rep = analyze_bytes_deferring(file, &utf8, s, later)?;
         rep.diagnostics.add(UTF16_READ, 1);
         return Ok(rep);
@@ -232,12 +246,13 @@ pub(crate) fn analyze_bytes_deferring(
     let start = match envelope::detect(bytes)? {
         Envelope::Events { start, .. } => start,
         Envelope::OtherObject { keys } => {
-            return analyze_field_data(file, bytes, &keys, s, later);
+            return analyze_field_data(file, bytes, &keys, read_once, s, later);
         }
     };
     let timer = Timer::start(file, s.stage_done.as_ref());
     let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
         .map_err(AnalyzeError::from)?;
+    read_once();
     timer.lap("scan");
     let mut trace = trace;
     if let Some((from, to)) =
@@ -290,7 +305,7 @@ pub(crate) fn analyze_stream_deferring(
         Err(StreamError::OtherObject(keys, mut whole)) => {
             // Field data (a .cpuprofile.gz): small enough to read whole.
             while source.append_to(&mut whole).unwrap_or(false) {}
-            let mut rep = analyze_field_data(file, &whole, &keys, s, later)?;
+            let mut rep = analyze_field_data(file, &whole, &keys, &|| {}, s, later)?;
             if source.transcoded() {
                 rep.diagnostics.add(UTF16_READ, 1);
             }
@@ -320,16 +335,18 @@ pub(crate) fn analyze_stream_deferring(
 }
 
 /// A JSON object without `traceEvents`: field data, a look-alike, or other JSON.
+/// `read_once`: as for [`analyze_whole`].
 fn analyze_field_data(
     file: &str,
     bytes: &[u8],
     keys: &[String],
+    read_once: &dyn Fn(),
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
     match field::format_of(keys) {
         Ok(Some(format)) => {
-            let rec = field::read(bytes, format, s.threshold, s.tasks.as_deref())?;
+            let rec = field::read(bytes, format, s.threshold, s.tasks.as_deref(), read_once)?;
             Ok(resolve(file, rec, None, s, later))
         }
         Err(reason) => Err(AnalyzeError::NotATrace(reason)),

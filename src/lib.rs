@@ -73,19 +73,35 @@ pub mod internals {
     pub use crate::analyze::analyze_stream;
     pub use crate::input::BlockSource;
 
+    /// Inputs: the gzip decoder (`src/input`).
+    pub mod input {
+        pub use crate::input::gzip::GzipReader;
+    }
+
     /// The JSON lexer's number readers (`src/json`).
     pub mod json {
         pub use crate::json::{
             PlainSum, Token, digit_array_end, int_array, plain_sum, plain_uints, plain_uints_into,
         };
+        /// Every instruction set's copy of the array kernels, for the `kernels` fuzz target.
+        pub mod copies {
+            pub use crate::json::copies::{BlockResults, Copies, blocks_on_every_copy, every_copy};
+        }
     }
 
     /// The envelope, the event walk and the scan (`src/scan`).
     pub mod scan {
+        pub use crate::scan::args::ArgsParser;
         pub use crate::scan::chunk::{count_elements, summarize_deltas};
         pub use crate::scan::envelope::{Envelope, detect};
         pub use crate::scan::event::TraceEvent;
+        pub use crate::scan::split::with_range_bytes;
         pub use crate::scan::{Collector, ScannedTrace, scan, walk};
+    }
+
+    /// The field-data readers' JSON objects (`src/reader`).
+    pub mod reader {
+        pub use crate::reader::lexed::{Members, Numbers};
     }
 
     /// V8 profiles rebuilt as tables (`src/profile`).

@@ -13,7 +13,10 @@ use taskchain::internals::json::{
 use taskchain::internals::scan::count_elements;
 
 fuzz_target!(|data: &[u8]| {
-    let close = data.iter().skip(1).position(|c| !c.is_ascii_digit() && *c != b',');
+    let close = data
+        .iter()
+        .skip(1)
+        .position(|c| !c.is_ascii_digit() && *c != b',');
     let plain_end = match close {
         Some(k) if data[0] == b'[' && data[k + 1] == b']' => Some(k + 2),
         _ => None,

@@ -57,8 +57,8 @@ enum State {
 }
 
 /// A [`Read`] of the decoded bytes of the gzip stream `input`; its errors are
-/// [`GzipError`]s (see [`GzipError::of`]), and the first one ends the stream.
-pub(crate) struct GzipReader<'a> {
+/// `GzipError`s (see `GzipError::of`), and the first one ends the stream.
+pub struct GzipReader<'a> {
     input: &'a [u8],
     state: State,
     inflate: flate2::Decompress,
@@ -74,7 +74,7 @@ const RESERVED: u8 = 0xe0;
 
 impl<'a> GzipReader<'a> {
     /// A reader of the stream `input`.
-    pub(crate) fn new(input: &'a [u8]) -> GzipReader<'a> {
+    pub fn new(input: &'a [u8]) -> GzipReader<'a> {
         GzipReader {
             input,
             state: State::Header,

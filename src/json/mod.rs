@@ -16,6 +16,7 @@
 //! feature forces the scalar copies (the ones other CPUs take), for testing them on x86.
 
 pub(crate) mod chrome;
+pub(crate) mod copies;
 pub(crate) mod numbers;
 pub(crate) mod simd;
 pub(crate) mod skip;

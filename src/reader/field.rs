@@ -814,14 +814,18 @@ fn loaf_for(loafs: &[Loaf], start: Timestamp, end: Timestamp) -> Option<LoafScri
 
 /// Reads one field-data file: its tasks longer than `threshold` (from its entries, else
 /// from `tasks`, the entries of `--tasks FILE`, else its busy spans) and its profile.
+/// `parsed` is called once `bytes` are no longer needed (before the profile is built).
 pub(crate) fn read(
     bytes: &[u8],
     format: FieldFormat,
     threshold: TimeDelta,
     tasks: Option<&TaskEntries>,
+    parsed: &dyn Fn(),
 ) -> Result<Recording, AnalyzeError> {
-    let mut p = parse(bytes, format, tasks)
-        .map_err(|e| AnalyzeError::NotATrace(format!("{format:?} unreadable: {e}")))?;
+    let parse = parse(bytes, format, tasks);
+    parsed();
+    let mut p =
+        parse.map_err(|e| AnalyzeError::NotATrace(format!("{format:?} unreadable: {e}")))?;
     let mut diagnostics = std::mem::take(&mut p.diagnostics);
     let interval = p.samples.interval();
 

@@ -31,7 +31,7 @@ pub(crate) fn lex_error(e: LexError, len: usize, what: &str) -> String {
 
 /// The members of one JSON object: key (unescaped) → value range. When a key repeats,
 /// the last one wins (as in JavaScript's `JSON.parse`).
-pub(crate) struct Members<'a> {
+pub struct Members<'a> {
     bytes: &'a [u8],
     members: Vec<(String, Range<usize>)>,
 }
@@ -39,7 +39,7 @@ pub(crate) struct Members<'a> {
 impl<'a> Members<'a> {
     /// The top-level object of a whole file (after an optional BOM and whitespace); only
     /// whitespace may follow it.
-    pub(crate) fn document(bytes: &'a [u8]) -> Result<Members<'a>, String> {
+    pub fn document(bytes: &'a [u8]) -> Result<Members<'a>, String> {
         let start = skip_ws(bytes, if bytes.starts_with(BOM) { 3 } else { 0 });
         let m = Members::at(bytes, start, "the top-level object")?;
         let end = m.end;
@@ -68,8 +68,7 @@ impl<'a> Members<'a> {
     }
 
     /// The raw value of `key`, when present.
-    #[cfg(test)]
-    fn raw(&self, key: &str) -> Option<&'a [u8]> {
+    pub fn raw(&self, key: &str) -> Option<&'a [u8]> {
         self.range(key).map(|r| &self.bytes[r])
     }
 
@@ -105,7 +104,7 @@ impl<'a> Members<'a> {
     }
 
     /// `key`'s value when it is an object.
-    pub(crate) fn object(&self, key: &str) -> Result<Option<Members<'a>>, String> {
+    pub fn object(&self, key: &str) -> Result<Option<Members<'a>>, String> {
         match self.range(key) {
             Some(r) if self.bytes[r.start] == b'{' => {
                 Ok(Some(Members::at(self.bytes, r.start, key)?.members))
@@ -116,7 +115,7 @@ impl<'a> Members<'a> {
 
     /// Hands each element of `key`'s array, parsed alone, to `f` with its index; returns
     /// the element count, `None` when `key` is absent or not an array.
-    pub(crate) fn elements(
+    pub fn elements(
         &self,
         p: &mut ArgsParser,
         key: &str,
@@ -147,7 +146,7 @@ impl<'a> Members<'a> {
     }
 
     /// A reader of `key`'s number array, `None` when `key` is absent or not an array.
-    pub(crate) fn numbers(&self, key: &'static str) -> Option<Numbers<'a>> {
+    pub fn numbers(&self, key: &'static str) -> Option<Numbers<'a>> {
         let r = self.range(key).filter(|r| self.bytes[r.start] == b'[')?;
         Some(Numbers {
             b: self.bytes,
@@ -166,7 +165,7 @@ struct WithEnd<'a> {
 
 /// A JSON number array read one element at a time (so that two arrays can be read in
 /// step): plain integers as [`Token::Int`], any other element as its raw bytes.
-pub(crate) struct Numbers<'a> {
+pub struct Numbers<'a> {
     b: &'a [u8],
     j: usize,
     first: bool,
@@ -176,7 +175,7 @@ pub(crate) struct Numbers<'a> {
 
 impl<'a> Numbers<'a> {
     /// The next element; `Ok(None)` after the last. Errors name the byte offset.
-    pub(crate) fn next_token(&mut self) -> Result<Option<Token<'a>>, String> {
+    pub fn next_token(&mut self) -> Result<Option<Token<'a>>, String> {
         if self.done {
             return Ok(None);
         }

@@ -19,12 +19,12 @@ pub(crate) const LONG_STRING: usize = 1 << 20;
 pub(crate) const STRINGS_CUT: &str = "strings longer than 1 MiB (names, URLs) cut to 1 MiB";
 
 /// Reusable parser for `args` objects. One per scanning thread.
-pub(crate) struct ArgsParser {
+pub struct ArgsParser {
     buf: Vec<u8>,
     buffers: simd_json::Buffers,
     /// A long value with its long strings cut.
     shortened: Vec<u8>,
-    /// Strings cut to [`LONG_STRING`] so far.
+    /// Strings cut to `LONG_STRING` so far.
     pub cut: u64,
 }
 

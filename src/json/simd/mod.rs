@@ -8,7 +8,6 @@
 
 #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
 pub(crate) mod avx512;
-#[cfg(any(test, not(all(target_arch = "x86_64", not(feature = "no-simd")))))]
 pub(crate) mod scalar;
 #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
 pub(crate) mod sse2;
