@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use taskchain::cli::{Cli, Job};
 use taskchain::exit;
+use taskchain::internals::cli::{self, Cli, Job};
 
 /// `taskchain --version`: the package version and the commit it was built from, when the
 /// build knew it (`build.rs`).
@@ -65,7 +65,7 @@ fn main() -> ExitCode {
             // `taskchain comapre --fail-on-regression 5 …`: say which command was meant
             // rather than which flag the main command does not know.
             if err.use_stderr()
-                && let Some(msg) = taskchain::cli::mistyped_in_args(std::env::args_os())
+                && let Some(msg) = cli::mistyped_in_args(std::env::args_os())
             {
                 eprintln!("taskchain: error: {msg}");
                 return ExitCode::from(exit::BAD_INPUT);
@@ -80,9 +80,9 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::BAD_INPUT);
         }
     };
-    taskchain::output::remove_on_interrupt();
+    cli::remove_on_interrupt();
     let result = match &job {
-        Job::Report(cfg) => taskchain::run(cfg).map(|o| {
+        Job::Report(cfg) => cli::run(cfg).map(|o| {
             if !cfg.quiet {
                 eprintln!("{}", o.summary.line());
             }
@@ -92,7 +92,7 @@ fn main() -> ExitCode {
                 !o.breaches.is_empty(),
             )
         }),
-        Job::Compare(cfg) => taskchain::compare::run(cfg).map(|o| {
+        Job::Compare(cfg) => cli::compare(cfg).map(|o| {
             exit_code(
                 0,
                 o.failed,
@@ -101,7 +101,7 @@ fn main() -> ExitCode {
         }),
         Job::Completions(shell) => {
             use std::io::Write;
-            let script = taskchain::cli::completions(*shell);
+            let script = cli::completions(*shell);
             std::io::stdout()
                 .write_all(&script)
                 .map_err(anyhow::Error::from)
