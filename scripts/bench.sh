@@ -2,14 +2,22 @@
 # End-to-end benchmark, side by side in one run (the machine is noisy: compare ratios).
 #
 # Usage: scripts/bench.sh [--big] [--runs N] [FILE...]
-#   With no FILE: builds (once) and measures the benchmark traces in $BENCH_DIR
+#   With no FILE: builds (once) and measures the benchmark inputs in $BENCH_DIR
 #   (default /tmp/taskchain-bench): 1 GB traces made from a ProfileChunk-heavy trace
 #   (lighthouse cpu-profiler-m86) and from a DevTools recording dominated by other events
-#   (devtools-frontend web-dev-outermost-frames), their .json.gz, and with --big a 4 GB one.
-#   For each file and each run: `cat FILE > /dev/null`, the memchr byte scan
-#   (tools/bytescan.rs, one thread), `zcat` for .gz, and taskchain (all cores, -q,
-#   --scope renderers). Prints wall time, MB/s, peak RSS and peak anonymous RSS, and the
-#   ratios taskchain ÷ byte scan (and ÷ zcat for .gz); keeps the best of N runs.
+#   (devtools-frontend web-dev-screenshot-source-ids), their .json.gz, the batch of 400
+#   real .json.gz (the 40 public traces ×10, copied to $BENCH_DIR/batch: a folder search does not
+#   follow links out of the folder) on 2
+#   threads, and with --big a 4 GB trace.
+#   The yardstick (tools/bytescan.rs) is the fastest pass over the same bytes: memchr
+#   counting `{` over the mapped file, or over the .gz inflated by the decoder taskchain
+#   itself uses (flate2 on zlib-rs, CPU features detected at run time), on one thread per
+#   file and as many threads as taskchain gets for the batch. For each input, N rounds
+#   (3) run `cat`, `zcat` (for .gz), the yardstick and taskchain (-q, --scope renderers)
+#   one after another, so the readers are interleaved; the best wall time of each is kept,
+#   with its CPU time (user + system), peak RSS and peak anonymous RSS. Ends with the
+#   summary table: yardstick, taskchain, ratio, taskchain's anonymous RSS ÷ the
+#   uncompressed size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=3
@@ -29,51 +37,84 @@ cargo build --release --quiet
 tc=target/release/taskchain
 scan=target/release/examples/bytescan
 if [ ${#files[@]} -eq 0 ]; then
-  mkdir -p "$dir"
-  [ -f "$dir/profile-1g.json" ] || scripts/make-big-trace $shared/public/lighthouse/cpu-profiler-m86.trace.json.gz "$dir/profile-1g.json" 1G --gzip
-  [ -f "$dir/events-1g.json" ] || scripts/make-big-trace $shared/public/devtools-frontend/web-dev-outermost-frames.json.gz "$dir/events-1g.json" 1G --gzip
-  files=("$dir/profile-1g.json" "$dir/events-1g.json" "$dir/profile-1g.json.gz" "$dir/events-1g.json.gz")
+  mkdir -p "$dir/batch"
+  [ -f "$dir/profile-1g.json.gz" ] || scripts/make-big-trace $shared/public/lighthouse/cpu-profiler-m86.trace.json.gz "$dir/profile-1g.json" 1G --gzip
+  [ -f "$dir/events-1g.json.gz" ] || scripts/make-big-trace $shared/public/devtools-frontend/web-dev-screenshot-source-ids.json.gz "$dir/events-1g.json" 1G --gzip
+  for r in 0 1 2 3 4 5 6 7 8 9; do
+    for f in $shared/public/*/*.json.gz; do
+      g="$dir/batch/r$r-$(basename "$(dirname "$f")")-$(basename "$f")"
+      [ -f "$g" ] || cp "$f" "$g"
+    done
+  done
+  files=("$dir/profile-1g.json" "$dir/events-1g.json" "$dir/profile-1g.json.gz" "$dir/events-1g.json.gz" "$dir/batch")
   if [ $big = 1 ]; then
     [ -f "$dir/profile-4g.json" ] || scripts/make-big-trace $shared/public/lighthouse/cpu-profiler-m86.trace.json.gz "$dir/profile-4g.json" 4.2G
     files+=("$dir/profile-4g.json")
   fi
 fi
 
-best() { # best wall time of N runs of a command; prints "wall rss anon"
-  local bw=999999 brss=0 banon=0 line
-  for _ in $(seq "$runs"); do
-    line=$(python3 scripts/measure.py -- "$@" 2>/dev/null)
-    local w=${line#wall_s=}; w=${w%% *}
-    local r=${line#*peak_rss_kb=}; r=${r%% *}
-    local a=${line#*peak_anon_kb=}; a=${a%% *}
-    if awk "BEGIN{exit !($w < $bw)}"; then bw=$w; brss=$r; banon=$a; fi
-  done
-  echo "$bw $brss $banon"
-}
-
-printf "%-26s %-10s %9s %9s %12s %12s\n" file reader wall_s MB/s peak_rss_MB anon_MB
+mb() { awk "BEGIN{printf \"%.0f\", $1/1e6}"; }
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
+printf "%-26s %-10s %8s %8s %8s %10s %9s\n" input reader wall_s cpu_s MB/s peak_rss_MB anon_MB
+summary=()
 for f in "${files[@]}"; do
-  cat "$f" > /dev/null  # page cache
-  if [[ $f == *.gz ]]; then size=$(gzip -dc "$f" | wc -c); else size=$(stat -c %s "$f"); fi
   name=$(basename "$f")
-  declare -A wall=()
-  for reader in cat bytescan zcat taskchain; do
-    case $reader in
-      cat) cmd=(cat "$f") ;;
-      bytescan) cmd=("$scan" "$f") ;;
-      zcat) [[ $f == *.gz ]] || continue; cmd=(gzip -dc "$f") ;;
-      taskchain) cmd=("$tc" -q --scope renderers "$f") ;;
-    esac
-    read -r w rss anon < <(best "${cmd[@]}")
-    wall[$reader]=$w
-    printf "%-26s %-10s %9.3f %9.0f %12.0f %12.0f\n" "$name" "$reader" "$w" \
-      "$(awk "BEGIN{print $size/1e6/$w}")" "$(awk "BEGIN{print $rss/1024}")" "$(awk "BEGIN{print $anon/1024}")"
+  threads=1
+  if [ -d "$f" ]; then
+    # A batch: every .json.gz in the folder, on 2 threads for both.
+    mapfile -t inputs < <(find -L "$f" -maxdepth 1 -name '*.json.gz' | sort)
+    threads=2
+    cat "${inputs[@]}" > /dev/null
+    size=0; for g in "${inputs[@]}"; do size=$((size + $(gzip -dc "$g" | wc -c))); done
+    csize=$(cat "${inputs[@]}" | wc -c)
+    label="${#inputs[@]} .json.gz files ($(mb "$csize") MB, $(mb "$size") MB inflated), 2 threads"
+    readers=(cat bytescan taskchain)
+  else
+    inputs=("$f")
+    cat "$f" > /dev/null # page cache
+    if [[ $f == *.gz ]]; then
+      size=$(gzip -dc "$f" | wc -c)
+      label="$name ($(mb "$(stat -c %s "$f")") MB, $(mb "$size") MB inflated)"
+      readers=(zcat bytescan taskchain)
+    else
+      size=$(stat -c %s "$f")
+      label="$name ($(mb "$size") MB)"
+      readers=(cat bytescan taskchain)
+    fi
+  fi
+  declare -A wall=() cpu=() rss=() anon=()
+  for _ in $(seq "$runs"); do
+    for reader in "${readers[@]}"; do
+      case $reader in
+        cat) cmd=(cat "${inputs[@]}") ;;
+        zcat) cmd=(gzip -dc "$f") ;;
+        bytescan) cmd=("$scan" -j "$threads" "${inputs[@]}") ;;
+        taskchain)
+          if [ -d "$f" ]; then cmd=("$tc" -q --scope renderers -j 2 "$f"); else cmd=("$tc" -q --scope renderers "$f"); fi ;;
+      esac
+      line=$(python3 scripts/measure.py -- "${cmd[@]}" 2>/dev/null)
+      w=${line#wall_s=}; w=${w%% *}
+      if [ -z "${wall[$reader]:-}" ] || awk "BEGIN{exit !($w < ${wall[$reader]})}"; then
+        wall[$reader]=$w
+        c=${line#*cpu_s=}; cpu[$reader]=${c%% *}
+        r=${line#*peak_rss_kb=}; rss[$reader]=${r%% *}
+        a=${line#*peak_anon_kb=}; anon[$reader]=${a%% *}
+      fi
+    done
+  done
+  for reader in "${readers[@]}"; do
+    printf "%-26s %-10s %8.3f %8.3f %8.0f %10.0f %9.0f\n" "$name" "$reader" "${wall[$reader]}" "${cpu[$reader]}" \
+      "$(awk "BEGIN{print $size/1e6/${wall[$reader]}}")" "$(awk "BEGIN{print ${rss[$reader]}/1024}")" "$(awk "BEGIN{print ${anon[$reader]}/1024}")"
   done
   ratio=$(awk "BEGIN{printf \"%.2f\", ${wall[taskchain]}/${wall[bytescan]}}")
-  line="  taskchain / bytescan = $ratio"
-  if [[ $f == *.gz ]]; then
-    line+=", taskchain / zcat = $(awk "BEGIN{printf \"%.2f\", ${wall[taskchain]}/${wall[zcat]}}")"
-  fi
-  echo "$line"
-  unset wall
+  cratio=$(awk "BEGIN{printf \"%.2f\", ${cpu[taskchain]}/${cpu[bytescan]}}")
+  anon_x=$(awk "BEGIN{printf \"%.2f\", ${anon[taskchain]}*1024/$size}")
+  tmbs=$(awk "BEGIN{printf \"%.0f\", $size/1e6/${wall[taskchain]}}")
+  summary+=("| $label | ${wall[bytescan]} s | ${wall[taskchain]} s ($tmbs MB/s) | ${ratio}× (CPU ${cratio}×) | $(awk "BEGIN{printf \"%.0f\", ${anon[taskchain]}/1024}") MB (${anon_x}×) |")
+  unset wall cpu rss anon
 done
+echo
+echo "yardstick: tools/bytescan.rs (memchr over the mapped bytes, or over flate2/zlib-rs inflate); best of $runs, interleaved"
+echo "| input | yardstick | taskchain | ratio (wall; CPU) | taskchain anon RSS (÷ uncompressed) |"
+echo "|---|---:|---:|---:|---:|"
+printf "%s\n" "${summary[@]}"

@@ -2,12 +2,15 @@
 """Run a command, report wall time, peak RSS and peak anonymous RSS (Linux).
 
 Usage: scripts/measure.py -- CMD [ARGS...]
-Prints one line: `wall_s=<s> peak_rss_kb=<kb> peak_anon_kb=<kb> exit=<code>`.
+Prints one line: `wall_s=<s> peak_rss_kb=<kb> peak_anon_kb=<kb> exit=<code> cpu_s=<s>`.
+CPU time is user + system time of the command and its threads (what a loaded machine
+changes least).
 Peak RSS is the kernel's VmHWM (it includes pages of a mapped input file); peak anonymous
 RSS is the largest RssAnon seen when polling /proc/PID/status every 10 ms (memory the
 program allocated, without file-backed pages), which is what the memory target measures.
 The command's stdout goes to /dev/null, its stderr passes through.
 """
+import resource
 import subprocess
 import sys
 import time
@@ -26,6 +29,7 @@ def field(pid, name):
 
 def main():
     cmd = sys.argv[sys.argv.index("--") + 1:]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     peak_anon = peak_rss = 0
@@ -35,7 +39,12 @@ def main():
         peak_rss = max(peak_rss, r or 0)
         time.sleep(0.01)
     wall = time.perf_counter() - t
-    print(f"wall_s={wall:.3f} peak_rss_kb={peak_rss} peak_anon_kb={peak_anon} exit={p.returncode}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    print(
+        f"wall_s={wall:.3f} peak_rss_kb={peak_rss} peak_anon_kb={peak_anon} "
+        f"exit={p.returncode} cpu_s={cpu:.3f}"
+    )
 
 
 if __name__ == "__main__":
