@@ -31,7 +31,10 @@ def main():
     cmd = sys.argv[sys.argv.index("--") + 1:]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    # /dev/null opened write-only: taskchain takes a read-write /dev/null on fd 1 for a
+    # closed standard output (what a launcher leaves there) and refuses to run.
+    sink = open("/dev/null", "wb")
+    p = subprocess.Popen(cmd, stdout=sink)
     peak_anon = peak_rss = 0
     while p.poll() is None:
         a, r = field(p.pid, "RssAnon"), field(p.pid, "VmHWM")
