@@ -3,6 +3,7 @@
 //! ([`crate::reader::trace`] after the scan, or [`crate::reader::field`]) → a
 //! [`Recording`] → chain resolution ([`crate::chain`]) → a [`FileReport`].
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -20,7 +21,7 @@ use crate::scan::envelope::{self, Envelope};
 use crate::scan::{self, stream::StreamError};
 use crate::tasks::Scope;
 use crate::time::TimeDelta;
-use crate::vocab::DeferredDrop;
+use crate::vocab::{DeferredDrop, ThreadKey};
 
 /// Settings of one file's analysis.
 #[derive(Clone, Debug)]
@@ -101,37 +102,39 @@ pub fn analyze_input_deferring(
 ) -> Result<FileReport, Error> {
     let path = inp.path();
     let name = inp.display_name();
-    let (result, bytes, trace_id) = match input::open(inp, s.progress.clone())? {
-        input::Source::Whole(bytes) => {
-            let n = bytes.len() as u64;
-            let id = input::identity::trace_id(&bytes);
-            let result = analyze_bytes_deferring(&name, &bytes, s, later);
-            later.keep(bytes);
-            (result, n, Some(id))
-        }
-        input::Source::Gzip(blocks) => {
-            let n = blocks.compressed_len();
-            let id = blocks.trace_id().to_string();
-            (
-                analyze_stream_deferring(&name, blocks, s, later),
-                n,
-                Some(id),
-            )
-        }
-        input::Source::Stream(blocks) => {
-            let read = blocks.bytes_read();
-            let result = analyze_stream_deferring(&name, blocks, s, later);
-            (
-                result,
-                read.load(std::sync::atomic::Ordering::Relaxed),
-                None,
-            )
-        }
-    };
+    let (result, bytes, trace_id): (_, _, Option<String>) =
+        match input::open(inp, s.progress.clone())? {
+            input::Source::Whole(bytes) => {
+                let n = bytes.len() as u64;
+                let id = input::identity::trace_id(&bytes);
+                let result = analyze_bytes_deferring(&name, &bytes, s, later);
+                later.keep(bytes);
+                (result, n, Some(id))
+            }
+            input::Source::Gzip(blocks) => {
+                let n = blocks.compressed_len();
+                let id = blocks.trace_id().to_string();
+                (
+                    analyze_stream_deferring(&name, blocks, s, later),
+                    n,
+                    Some(id),
+                )
+            }
+            input::Source::Stream(blocks) => {
+                let read = blocks.bytes_read();
+                let result = analyze_stream_deferring(&name, blocks, s, later);
+                (
+                    result,
+                    read.load(std::sync::atomic::Ordering::Relaxed),
+                    None,
+                )
+            }
+        };
     let mut rep = result.map_err(|e| e.at(path))?;
     rep.stats.bytes = bytes;
+    let shared: Option<Arc<str>> = trace_id.as_deref().map(Arc::from);
     for r in &mut rep.rows {
-        r.trace_id.clone_from(&trace_id);
+        r.trace_id.clone_from(&shared);
     }
     rep.trace_id = trace_id;
     Ok(rep)
@@ -249,6 +252,9 @@ fn analyze_field_data(
     }
 }
 
+/// Long tasks whose chains are resolved at a time (in parallel), then made rows.
+const CHAIN_BLOCK: usize = 1 << 14;
+
 /// Chains of a recording's tasks → the file's report; what the recording no longer holds
 /// for the report goes to `later`. `file_bytes`: the whole trace, when its sample arrays
 /// were left in it. Field data widens the chain settings to its coarse sampling.
@@ -321,83 +327,92 @@ pub fn resolve_chains(
         frames_symbolicated: 0,
     };
     let chain_config = &enrichment.chain_config(*chain_config);
-    let mut chains: Vec<(chain::TaskChain, &reader::FoundTask)> = rec
-        .tasks
-        .par_iter()
-        .filter_map(|t| {
-            let mut c = chain::resolve(&t.task, &rec.profiles, file_bytes, chain_config)?;
-            // The target samples' times serve the trigger only: freed here, task by task,
-            // so the next task's tables reuse their memory (kept for thousands of tasks,
-            // they made every later table come from fresh pages: chains took 3× longer).
-            let target_times = std::mem::take(&mut c.target_times);
-            if t.source == reader::TaskSource::Trace {
-                let list = rec.entries.by_thread.get(&c.task.thread);
-                let inside = list.map_or(&[][..], |l| {
-                    chain::trigger::inside(l, c.task.ts, c.task.dur)
-                });
-                c.trigger = Some(chain::trigger::of_task(
-                    inside,
-                    &target_times,
-                    &rec.entries.timers,
-                ));
-            }
-            Some((c, t))
-        })
-        .collect();
-    diagnostics.add(
-        "samples naming unknown nodes (skipped)",
-        chains.iter().map(|(c, _)| c.unknown_samples).sum(),
-    );
-    diagnostics.add(
-        "profile chunks whose samples could not be read, met by task windows (left out)",
-        chains.iter().map(|(c, _)| c.unreadable_chunks).sum(),
-    );
-    stats.attributed_time = chains
-        .iter()
-        .filter(|(c, _)| c.status == chain::ChainStatus::Ok)
-        .map(|(c, _)| c.task.dur)
-        .sum();
     // Symbolication runs before the other enrichment stages, and before folded stacks
     // are summed, so that stacks of one original function merge.
     let enricher = FileEnricher::new(enrichment, context);
     let mut symbolication = enricher.symbolication();
-    for (c, _) in &mut chains {
-        let counts = symbolication.task(c);
-        stats.frames += counts.frames;
-        stats.frames_symbolicated += counts.symbolicated;
-    }
-    diagnostics.merge(&symbolication.finish());
     let mut stacks: std::collections::BTreeMap<String, (u64, TimeDelta)> = Default::default();
-    for (c, _) in &chains {
-        for (path, n, t) in &c.stacks {
-            let e = stacks.entry(path.clone()).or_default();
-            e.0 += u64::from(*n);
-            e.1 = e.1 + *t;
+    let strings_cut = diagnostics.count(crate::scan::args::STRINGS_CUT) > 0;
+    let mut rows = Vec::with_capacity(rec.tasks.len());
+    // One copy of the file's name and of each thread's, shared by the rows.
+    let file_name: Arc<str> = file.into();
+    let no_name: Arc<str> = "".into();
+    let thread_names: HashMap<ThreadKey, Arc<str>> = rec
+        .thread_names
+        .iter()
+        .map(|(k, v)| (*k, Arc::from(v.as_str())))
+        .collect();
+    // Tasks in blocks, in order: a block's chains become rows before the next block's
+    // are resolved, so memory holds the rows and one block of chains, not every chain.
+    for block in rec.tasks.chunks(CHAIN_BLOCK) {
+        let mut chains: Vec<(chain::TaskChain, &reader::FoundTask)> = block
+            .par_iter()
+            .filter_map(|t| {
+                let mut c = chain::resolve(&t.task, &rec.profiles, file_bytes, chain_config)?;
+                // The target samples' times serve the trigger only: freed here, task by
+                // task, so the next task's tables reuse their memory (kept for thousands
+                // of tasks, they made every later table come from fresh pages: chains
+                // took 3× longer).
+                let target_times = std::mem::take(&mut c.target_times);
+                if t.source == reader::TaskSource::Trace {
+                    let list = rec.entries.by_thread.get(&c.task.thread);
+                    let inside = list.map_or(&[][..], |l| {
+                        chain::trigger::inside(l, c.task.ts, c.task.dur)
+                    });
+                    c.trigger = Some(chain::trigger::of_task(
+                        inside,
+                        &target_times,
+                        &rec.entries.timers,
+                    ));
+                }
+                Some((c, t))
+            })
+            .collect();
+        diagnostics.add(
+            "samples naming unknown nodes (skipped)",
+            chains.iter().map(|(c, _)| c.unknown_samples).sum(),
+        );
+        diagnostics.add(
+            "profile chunks whose samples could not be read, met by task windows (left out)",
+            chains.iter().map(|(c, _)| c.unreadable_chunks).sum(),
+        );
+        stats.attributed_time = stats.attributed_time
+            + chains
+                .iter()
+                .filter(|(c, _)| c.status == chain::ChainStatus::Ok)
+                .map(|(c, _)| c.task.dur)
+                .sum();
+        for (c, _) in &mut chains {
+            let counts = symbolication.task(c);
+            stats.frames += counts.frames;
+            stats.frames_symbolicated += counts.symbolicated;
         }
-    }
-    let rows = chains
-        .into_iter()
-        .map(|(mut c, t)| {
+        for (c, _) in &chains {
+            for (path, n, t) in &c.stacks {
+                let e = stacks.entry(path.clone()).or_default();
+                e.0 += u64::from(*n);
+                e.1 = e.1 + *t;
+            }
+        }
+        rows.extend(chains.into_iter().map(|(mut c, t)| {
             let notes = enricher.task(&c);
             c.flags.set(Flags::TRUNCATED_FILE, rec.truncated);
             c.flags.set(Flags::DAMAGED_FILE, rec.damaged);
+            c.flags.set(Flags::STRING_CUT, strings_cut);
             // In a cut-off file, a thread without a profile may have had one in the part
             // not written: that is the cut's doing, not the recording's.
             if rec.truncated && c.status == chain::ChainStatus::NoProfile {
                 c.status = chain::ChainStatus::ProfileCutOff;
             }
-            let name = rec
-                .thread_names
-                .get(&c.task.thread)
-                .map(String::as_str)
-                .unwrap_or("");
-            let mut row = ReportRow::new(file, name, rec.first_ts, c);
+            let name = thread_names.get(&c.task.thread).unwrap_or(&no_name);
+            let mut row = ReportRow::new(&file_name, name, rec.first_ts, c);
             row.task_source = t.source;
             row.loaf = t.loaf.clone();
             row.notes = notes;
             row
-        })
-        .collect();
+        }));
+    }
+    diagnostics.merge(&symbolication.finish());
     FileReport {
         file: file.to_string(),
         trace_id: None,

@@ -62,6 +62,8 @@ pub struct Config {
     pub outputs: Outputs,
     /// Per-file budgets (`--budget`).
     pub budgets: Vec<gate::Budget>,
+    /// The options a JSON report names at its head (`"options"`), `None` to leave them out.
+    pub report_options: Option<json::ReportOptions>,
 }
 
 /// The extra outputs of a batch (each `None` when not asked for).
@@ -431,7 +433,11 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     let mut out = RunOutcome::default();
     {
         // Writers borrow their files until the end of this block.
-        let mut report = ReportWriter::new(cfg.format, report_file.writer())?;
+        let mut report = ReportWriter::new(
+            cfg.format,
+            report_file.writer(),
+            cfg.report_options.as_ref(),
+        )?;
         let mut summary = match &mut summary_file {
             Some(f) => Some(SummaryWriter::new(f.writer(), o.summary_format)?),
             None => None,
@@ -635,7 +641,7 @@ pub fn write_to(
     rows: &[ReportRow],
     errors: &[FileError],
 ) -> std::io::Result<()> {
-    let mut w = ReportWriter::new(format, Box::new(out))?;
+    let mut w = ReportWriter::new(format, Box::new(out), None)?;
     for r in rows {
         w.row(r)?;
     }
@@ -661,12 +667,16 @@ pub enum ReportWriter<'a> {
 }
 
 impl<'a> ReportWriter<'a> {
-    /// Starts a report.
-    pub fn new(format: Format, out: Box<dyn Write + 'a>) -> std::io::Result<Self> {
+    /// Starts a report; JSON names `options` at its head when given.
+    pub fn new(
+        format: Format,
+        out: Box<dyn Write + 'a>,
+        options: Option<&json::ReportOptions>,
+    ) -> std::io::Result<Self> {
         let out = BufWriter::with_capacity(1 << 16, out);
         Ok(match format {
             Format::Csv => ReportWriter::Csv(Box::new(CsvWriter::new(out)?)),
-            Format::Json => ReportWriter::Json(json::JsonWriter::new(out)?, Vec::new()),
+            Format::Json => ReportWriter::Json(json::JsonWriter::new(out, options)?, Vec::new()),
             Format::Ndjson => ReportWriter::Ndjson(out, Vec::new()),
             Format::Parquet => ReportWriter::Parquet(Box::new(TaskParquet::new(out)?)),
         })

@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::analyze::Settings;
 use crate::batch::{Config, Outputs};
@@ -14,6 +14,7 @@ use crate::enrich::symbolicate::{ChainNames, MapSource, Symbolicator};
 use crate::gate::Budget;
 use crate::report::aggregate::AggregateBy;
 use crate::report::folded::FoldedWeight;
+use crate::report::json::ReportOptions;
 use crate::report::{Format, TableFormat, is_parquet_name};
 use crate::tasks::Scope;
 use crate::time::TimeDelta;
@@ -182,6 +183,14 @@ pub enum Command {
         after_help = "Options go before `--`; everything after it is a candidate trace.\n\nExample:\n  taskchain compare --fail-on-regression 10 --markdown r.md base/*.json -- candidate/*.json"
     )]
     Compare(CompareArgs),
+    /// Print a shell completion script: `taskchain completions bash > /etc/bash_completion.d/taskchain`,
+    /// `taskchain completions zsh > "${fpath[1]}/_taskchain"`,
+    /// `taskchain completions fish > ~/.config/fish/completions/taskchain.fish`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// `taskchain compare BASE... -- CANDIDATE...`.
@@ -212,6 +221,56 @@ pub enum Job {
     Report(Box<Config>),
     /// Compare two sets.
     Compare(Box<CompareConfig>),
+    /// Print a completion script.
+    Completions(clap_complete::Shell),
+}
+
+/// The completion script of `shell` for this command line (made in memory: clap_complete
+/// panics on a failed write, such as a closed pipe).
+pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "taskchain", &mut script);
+    script
+}
+
+/// `taskchain comapre …`: when `word` is no file or folder, looks like a word (no path
+/// separator, dot or glob character) and is close to a subcommand's name, that name.
+pub fn mistyped_command(word: &std::ffi::OsStr) -> Option<String> {
+    let text = word.to_str()?;
+    if text.len() < 3
+        || text.contains(['/', '\\', '.', '*', '?', '[', '='])
+        || text.starts_with('-')
+        || std::path::Path::new(word).symlink_metadata().is_ok()
+    {
+        return None;
+    }
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|name| name != text)
+        .map(|name| (strsim::jaro(text, &name), name))
+        // clap's own threshold for "a similar subcommand exists".
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, name)| name)
+}
+
+/// The error for a mistyped subcommand.
+fn mistyped_error(word: &std::path::Path, name: &str) -> String {
+    format!(
+        "{}: no such file or folder, and no such command: did you mean `taskchain {name}`?",
+        word.display()
+    )
+}
+
+/// The first argument before `--` that [`mistyped_command`] takes for a subcommand, with
+/// the error to print: for a command line clap refused (`taskchain comapre
+/// --fail-on-regression 5 …` has a flag only `compare` knows).
+pub fn mistyped_in_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<String> {
+    args.into_iter()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .find_map(|a| mistyped_command(&a).map(|name| mistyped_error(a.as_ref(), &name)))
 }
 
 impl Common {
@@ -334,6 +393,14 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
 impl Cli {
     /// Validates the flags. Errors name the flag and what it wants.
     pub fn into_job(self) -> Result<Job, String> {
+        if let Some(Command::Completions { shell }) = self.command {
+            return Ok(Job::Completions(shell));
+        }
+        if let Some(first) = self.paths.first()
+            && let Some(name) = mistyped_command(first.as_os_str())
+        {
+            return Err(mistyped_error(first, &name));
+        }
         let (mut settings, jobs) = self.common.settings()?;
         if let Some(Command::Compare(c)) = self.command {
             if let Some(flag) = c
@@ -382,6 +449,7 @@ impl Cli {
             )?),
             None => self.shard.as_deref().map(parse_shard).transpose()?,
         };
+        let report_options = self.common.report_options(shard);
         let mut output_dirs = Vec::new();
         let mut expand = |flag, p| expand_shard(flag, p, shard, &mut output_dirs);
         let output = expand("-o", self.output)?;
@@ -432,7 +500,41 @@ impl Cli {
                 markdown,
             },
             budgets,
+            report_options: Some(report_options),
         })))
+    }
+}
+
+/// A flag value's spelling on the command line (`largest-stack`, `main-frame`).
+fn cli_name(v: &impl clap::ValueEnum) -> serde_json::Value {
+    v.to_possible_value()
+        .map_or(serde_json::Value::Null, |p| p.get_name().into())
+}
+
+impl Common {
+    /// The options that shape a report's rows, for the head of a JSON report: every
+    /// analysis flag (as given or defaulted; `lookback_ms` null for the default, which
+    /// depends on the input kind) and the shard. Not `--jobs` (rows are the same at any
+    /// count) nor the other outputs.
+    fn report_options(&self, shard: Option<(usize, usize)>) -> ReportOptions {
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+        serde_json::json!({
+            "scope": cli_name(&self.scope),
+            "threshold_ms": self.threshold_ms,
+            "lookback_ms": self.lookback_ms,
+            "min_confidence": self.min_confidence,
+            "on_low_confidence": cli_name(&self.on_low_confidence),
+            "method": cli_name(&self.method),
+            "collapse_recursion": cli_name(&self.collapse_recursion),
+            "tasks": path(&self.tasks),
+            "source_maps": self.source_maps,
+            "chain_names": cli_name(&self.chain_names),
+            "party_overrides": path(&self.party_overrides),
+            "shard": shard.map(|(i, n)| format!("{i}/{n}")),
+        })
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
     }
 }
 

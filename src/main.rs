@@ -4,9 +4,13 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use taskchain::cli::{Cli, Job};
 use taskchain::exit;
+
+/// `taskchain --version`: the package version and the commit it was built from, when the
+/// build knew it (`build.rs`).
+const LONG_VERSION: &str = env!("TASKCHAIN_LONG_VERSION");
 
 /// mimalloc: a trace's analysis makes ~10⁶ small allocations (call frames, per-event
 /// values) across threads; glibc's allocator spent ~5% of the run in them.
@@ -34,7 +38,26 @@ fn main() -> ExitCode {
     // no difference in time or peak memory, interleaved.
     // SAFETY: as above, before any other thread; the value is in KiB.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_MAX_OBJECT_SIZE, 64 << 10) };
-    let job = match Cli::parse().into_job() {
+    // The commit is the binary's to say (the library's `Cli` has the package version).
+    let parsed = Cli::command()
+        .version(LONG_VERSION)
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
+        Ok(cli) => cli,
+        Err(err) => {
+            // `taskchain comapre --fail-on-regression 5 …`: say which command was meant
+            // rather than which flag the main command does not know.
+            if err.use_stderr()
+                && let Some(msg) = taskchain::cli::mistyped_in_args(std::env::args_os())
+            {
+                eprintln!("taskchain: error: {msg}");
+                return ExitCode::from(exit::BAD_INPUT);
+            }
+            err.exit()
+        }
+    };
+    let job = match cli.into_job() {
         Ok(j) => j,
         Err(msg) => {
             eprintln!("taskchain: error: {msg}");
@@ -60,6 +83,14 @@ fn main() -> ExitCode {
                 o.regressions > 0 && cfg.fail_on_regression.is_some(),
             )
         }),
+        Job::Completions(shell) => {
+            use std::io::Write;
+            let script = taskchain::cli::completions(*shell);
+            std::io::stdout()
+                .write_all(&script)
+                .map_err(anyhow::Error::from)
+                .map(|()| ExitCode::SUCCESS)
+        }
     };
     match result {
         Ok(code) => code,

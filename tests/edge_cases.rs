@@ -90,7 +90,7 @@ fn profile_ids_repeat_across_processes_and_metadata_comes_last() {
     let rep = analyze_bytes("t.json", trace.as_bytes(), &Settings::default()).unwrap();
     // First non-metadata ts is the Profile's 1004 µs.
     assert_eq!(millis_text(rep.rows[0].task_start), "9.996");
-    assert_eq!(rep.rows[0].thread_name, "CrRendererMain");
+    assert_eq!(&*rep.rows[0].thread_name, "CrRendererMain");
 }
 
 #[test]

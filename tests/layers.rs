@@ -120,14 +120,73 @@ fn code_of(text: &str) -> String {
     out
 }
 
-/// The paths a file names after `crate::` or `super::`, as segments (`super` resolved
-/// against `module`), with `{a, b::c}` groups expanded one level.
+/// The inline modules of `code` (`mod tests { … }`): name and byte span of each body.
+/// Braces in string and character literals are not counted.
+fn inline_modules(code: &str) -> Vec<(String, std::ops::Range<usize>)> {
+    let b = code.as_bytes();
+    let (mut open, mut found) = (Vec::new(), Vec::new());
+    let (mut i, mut depth) = (0, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            // '{', '\'' and the like; a lifetime (`'a`) has no closing quote there.
+            b'\'' if b.get(i + 1) == Some(&b'\\') => {
+                i += 2;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+            }
+            b'\'' if b.get(i + 2) == Some(&b'\'') => i += 2,
+            b'{' => {
+                depth += 1;
+                // `mod name {` just before this brace opens an inline module.
+                let head = code[..i].trim_end();
+                let name: String = head
+                    .chars()
+                    .rev()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                let before = head[..head.len() - name.len()].trim_end();
+                if !name.is_empty() && before.ends_with("mod") {
+                    let word_start = before.len() - 3;
+                    let whole = before[..word_start]
+                        .chars()
+                        .next_back()
+                        .is_none_or(|c| !(c.is_alphanumeric() || c == '_'));
+                    if whole {
+                        open.push((name, i, depth));
+                    }
+                }
+            }
+            b'}' => {
+                if open.last().is_some_and(|m| m.2 == depth) {
+                    let (name, start, _) = open.pop().unwrap();
+                    found.push((name, start..i));
+                }
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The paths a file names after `crate::` or `super::`, as segments (`super` and
+/// `super::super` resolved against `module` and the inline modules around the path),
+/// with `{a, b::c}` groups expanded one level.
 fn imported_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
     let mut paths = Vec::new();
-    for (prefix, base) in [
-        ("crate::", Vec::new()),
-        ("super::", module[..module.len().saturating_sub(1)].to_vec()),
-    ] {
+    let inline = inline_modules(code);
+    for prefix in ["crate::", "super::"] {
         let mut from = 0;
         while let Some(at) = code[from..].find(prefix) {
             let start = from + at;
@@ -136,6 +195,23 @@ fn imported_paths(code: &str, module: &[String]) -> Vec<Vec<String>> {
             let before = code[..start].chars().next_back();
             if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
                 continue;
+            }
+            let mut base = Vec::new();
+            if prefix == "super::" {
+                // The module the path is written in: the file's, then each inline module
+                // around it; each `super` goes one up.
+                base = module.to_vec();
+                base.extend(
+                    inline
+                        .iter()
+                        .filter(|(_, span)| span.contains(&start))
+                        .map(|(name, _)| name.clone()),
+                );
+                base.pop();
+                while code[from..].starts_with("super::") {
+                    from += "super::".len();
+                    base.pop();
+                }
             }
             let rest = &code[from..];
             let mut segs = base.clone();
@@ -280,6 +356,23 @@ fn the_checker_sees_upward_imports_groups_and_circles() {
             m("report::text"),
             m("vocab::Pid"),
             m("scan::chunk::X"),
+        ]
+    );
+    // `super` counts the inline modules around it: in `scan::records`'s tests, `super` is
+    // `scan::records`, `super::super` is `scan` and `super::super::super::batch` the
+    // crate's `batch`.
+    let code = code_of(
+        "use super::chunk::X;\nmod tests {\n    use super::Y;\n    let s = \"}\";\n    let c = '}';\n    \
+         use super::super::X;\n    use super::super::super::batch::Config;\n}\nuse super::super::batch::Z;",
+    );
+    assert_eq!(
+        imported_paths(&code, &m("scan::records")),
+        vec![
+            m("scan::chunk::X"),
+            m("scan::records::Y"),
+            m("scan::X"),
+            m("batch::Config"),
+            m("batch::Z"),
         ]
     );
     assert!(layer_of("report") > layer_of("scan"));

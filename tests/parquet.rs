@@ -3,7 +3,7 @@
 //! CSV of the same run; the columns the CSV does not have (`trace_id`, `chain_frames`,
 //! `flags` as a list) agree with it and with an independent computation.
 
-use crate::common;
+use crate::common::{self, read_csv, read_parquet, sample_cases as cases, taskchain};
 
 use std::path::{Path, PathBuf};
 
@@ -11,75 +11,6 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
-use assert_cmd::Command;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-
-fn taskchain() -> Command {
-    Command::cargo_bin("taskchain").unwrap()
-}
-
-/// Every sample case's name.
-fn cases() -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"))
-            .unwrap()
-            .filter_map(|e| e.ok())
-            // Case folders hold one `trace.*` (compare-builds holds sets of runs).
-            .filter(|e| {
-                std::fs::read_dir(e.path()).is_ok_and(|d| {
-                    d.flatten()
-                        .any(|f| f.file_name().to_string_lossy().starts_with("trace."))
-                })
-            })
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-    v.sort();
-    v
-}
-
-/// The rows of a Parquet file, in one batch, and its key-value metadata.
-fn read_parquet(path: &Path) -> (RecordBatch, Vec<(String, String)>) {
-    let f = std::fs::File::open(path).unwrap();
-    let b = ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
-    let kv = b
-        .metadata()
-        .file_metadata()
-        .key_value_metadata()
-        .into_iter()
-        .flatten()
-        .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
-        .collect();
-    let schema = b.schema().clone();
-    let batches: Vec<RecordBatch> = b.build().unwrap().map(|r| r.unwrap()).collect();
-    (arrow_select_concat(&schema, &batches), kv)
-}
-
-/// Concatenates batches (row by row, through their columns' cells).
-fn arrow_select_concat(schema: &arrow_schema::SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
-    if batches.len() == 1 {
-        return batches[0].clone();
-    }
-    if batches.is_empty() {
-        return RecordBatch::new_empty(schema.clone());
-    }
-    let columns = (0..schema.fields().len())
-        .map(|i| {
-            let parts: Vec<&dyn Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
-            arrow_select::concat::concat(&parts).unwrap()
-        })
-        .collect();
-    RecordBatch::try_new(schema.clone(), columns).unwrap()
-}
-
-fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut r = csv::Reader::from_path(path).unwrap();
-    let head = r.headers().unwrap().iter().map(str::to_owned).collect();
-    let rows = r
-        .records()
-        .map(|rec| rec.unwrap().iter().map(str::to_owned).collect())
-        .collect();
-    (head, rows)
-}
 
 /// Cell `row` of column `name` as the CSV writes it, compared with the CSV's `text`: text
 /// equal (null = empty), integers equal, floats equal to the CSV's decimal read as `f64`,

@@ -1,22 +1,102 @@
 //! Golden tests: every case in `samples/` must give exactly `expected/tasks.csv`, with 1
-//! and with 2 worker threads. `BLESS=1 cargo test` rewrites the expected
+//! and with 2 worker threads, and `expected/tasks.json` (`--format json`), both written
+//! by the `taskchain` binary as a user runs it. `BLESS=1 cargo test` rewrites the expected
 //! files; a blessed file is a claim, so check its diff by hand or against the ground truth
-//! (`tests/ground_truth.rs`, `scripts/reference.py`) before committing.
+//! (`tests/ground_truth.rs`, `scripts/reference.py`) before committing. The JSON golden is
+//! also checked against the CSV one, field by field ([`json_agrees_with_csv`]).
 
 use crate::common::*;
+use serde_json::Value;
 use taskchain::report::Format;
 
 fn check(case: &str) {
     let args = case_args(case);
     let path = trace_path(case);
     let one = report(&args, std::slice::from_ref(&path), Format::Csv, 1);
-    let two = report(&args, &[path], Format::Csv, 2);
+    let two = report(&args, std::slice::from_ref(&path), Format::Csv, 2);
     assert_eq!(one, two, "{case}: -j1 and -j2 differ");
-    let actual = String::from_utf8(one).unwrap();
-    golden(
-        &trace_path(case).with_file_name("expected/tasks.csv"),
-        &actual,
+    let csv = String::from_utf8(one).unwrap();
+    golden(&path.with_file_name("expected/tasks.csv"), &csv);
+    let json =
+        String::from_utf8(report(&args, std::slice::from_ref(&path), Format::Json, 2)).unwrap();
+    json_agrees_with_csv(case, &json, &csv);
+    golden(&path.with_file_name("expected/tasks.json"), &json);
+}
+
+/// The JSON report says what the CSV says: one task per row in the same order, every CSV
+/// column that is a JSON key with the same value (numbers as numbers, empty as null),
+/// `flags` the `;`-separated CSV flags as a list, and `chain` one frame per ` > `-separated
+/// CSV frame, each named as the CSV names it (its function, or the source map's original).
+/// The head names the version and the options the case ran with.
+fn json_agrees_with_csv(case: &str, json: &str, csv: &str) {
+    let doc: Value = serde_json::from_str(json).unwrap();
+    assert_eq!(
+        doc["taskchain_version"],
+        env!("CARGO_PKG_VERSION"),
+        "{case}"
     );
+    let options = &doc["options"];
+    let args = case_args(case);
+    let scope = if args.contains(&"all".to_string()) {
+        "all"
+    } else {
+        "main-frame"
+    };
+    assert_eq!(options["scope"], scope, "{case}");
+    assert_eq!(options["threshold_ms"], 50.0, "{case}");
+    assert_eq!(options["lookback_ms"], Value::Null, "{case}");
+    let maps: Vec<&str> = args
+        .iter()
+        .skip_while(|a| *a != "--source-maps")
+        .skip(1)
+        .take(1)
+        .map(String::as_str)
+        .collect();
+    assert_eq!(options["source_maps"], serde_json::json!(maps), "{case}");
+    let tasks = doc["tasks"].as_array().unwrap();
+    let mut rows = ::csv::Reader::from_reader(csv.as_bytes());
+    let headers = rows.headers().unwrap().clone();
+    let rows: Vec<::csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    assert_eq!(tasks.len(), rows.len(), "{case}: tasks");
+    for (i, (task, row)) in tasks.iter().zip(&rows).enumerate() {
+        for (name, text) in headers.iter().zip(row) {
+            let at = format!("{case}: task {i}, {name}");
+            // The leaf's owner is `task_party` / `task_vendor` in JSON.
+            let key = match name {
+                "leaf_party" => "task_party",
+                "leaf_vendor" => "task_vendor",
+                _ => name,
+            };
+            let Some(value) = task.get(key) else {
+                panic!("{at}: no such key in the JSON task")
+            };
+            match (name, value) {
+                ("flags", Value::Array(list)) => {
+                    let list: Vec<&str> = list.iter().map(|f| f.as_str().unwrap()).collect();
+                    assert_eq!(list.join(";"), text, "{at}");
+                    assert!(list.iter().all(|f| !f.is_empty()), "{at}");
+                }
+                ("chain", Value::Array(frames)) => {
+                    let shown: Vec<&str> = if text.is_empty() {
+                        vec![]
+                    } else {
+                        text.split(" > ").collect()
+                    };
+                    assert_eq!(frames.len(), shown.len(), "{at}");
+                    for (f, s) in frames.iter().zip(shown) {
+                        let named = |k: &str| f[k].as_str().is_some_and(|n| s.starts_with(n));
+                        assert!(named("function") || named("original_function"), "{at}: {s}");
+                    }
+                }
+                (_, Value::Null) => assert_eq!(text, "", "{at}"),
+                (_, Value::String(s)) => assert_eq!(s, text, "{at}"),
+                (_, Value::Number(n)) => {
+                    assert_eq!(n.as_f64(), text.parse::<f64>().ok(), "{at}: {text}")
+                }
+                (_, other) => panic!("{at}: {other}"),
+            }
+        }
+    }
 }
 
 macro_rules! cases {

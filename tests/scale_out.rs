@@ -2,49 +2,18 @@
 //! `trace_id` names a file's content wherever it lies, and the exit code tells a
 //! scheduler whether a retry can help.
 
-use crate::common;
+use crate::common::{self, read_csv as csv_rows, taskchain};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
-
-fn taskchain() -> Command {
-    let mut c = Command::cargo_bin("taskchain").unwrap();
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
 /// The trace of every sample case that runs with default flags.
 fn corpus() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("samples");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        // Case folders hold one `trace.*` (compare-builds holds sets of runs).
-        .filter(|e| {
-            std::fs::read_dir(e.path()).is_ok_and(|d| {
-                d.flatten()
-                    .any(|f| f.file_name().to_string_lossy().starts_with("trace."))
-            })
-        })
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    common::sample_cases()
+        .into_iter()
         .filter(|case| common::case_args(case).is_empty())
         .map(|case| common::trace_path(&case))
-        .collect();
-    v.sort();
-    v
-}
-
-/// A CSV's header and records.
-fn csv_rows(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let head = r.headers().unwrap().iter().map(str::to_owned).collect();
-    let rows = r
-        .records()
-        .map(|rec| rec.unwrap().iter().map(str::to_owned).collect())
-        .collect();
-    (head, rows)
+        .collect()
 }
 
 /// Milliseconds text → whole µs.
@@ -242,22 +211,15 @@ fn trace_id_is_the_same_for_copies_in_other_folders_and_runs() {
 fn read_ids(pq: &Path) -> BTreeMap<String, String> {
     use arrow_array::Array;
     use arrow_array::cast::AsArray;
-    let f = std::fs::File::open(pq).unwrap();
-    let r = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f)
-        .unwrap()
-        .build()
-        .unwrap();
-    let mut m = BTreeMap::new();
-    for b in r {
-        let b = b.unwrap();
-        let file = b.column_by_name("file").unwrap().as_string::<i32>();
-        let id = b.column_by_name("trace_id").unwrap().as_string::<i32>();
-        for i in 0..b.num_rows() {
+    let (b, _) = common::read_parquet(pq);
+    let file = b.column_by_name("file").unwrap().as_string::<i32>();
+    let id = b.column_by_name("trace_id").unwrap().as_string::<i32>();
+    (0..b.num_rows())
+        .map(|i| {
             let v = if id.is_null(i) { "" } else { id.value(i) };
-            m.insert(file.value(i).to_string(), v.to_string());
-        }
-    }
-    m
+            (file.value(i).to_string(), v.to_string())
+        })
+        .collect()
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 mod batch;
 mod cli;
+mod cli_conventions;
 mod common;
 mod edge_cases;
 mod field;
@@ -12,6 +13,7 @@ mod fuzz_regressions;
 mod ground_truth;
 mod layers;
 mod lossless;
+mod memory;
 #[path = "parquet.rs"]
 mod parquet_outputs;
 mod parties;

@@ -146,8 +146,11 @@ impl Flags {
     /// Part of the file's event array was invalid JSON and skipped (the events in it are
     /// missing: a chunk among them would have held samples of any task).
     pub const DAMAGED_FILE: Flags = Flags(128);
+    /// A string of the file longer than 1 MiB (a function name, a URL, a thread name) was
+    /// cut to 1 MiB ([`crate::scan::args::LONG_STRING`]): a name in the row may be cut.
+    pub const STRING_CUT: Flags = Flags(256);
 
-    const NAMES: [(Flags, &'static str); 8] = [
+    const NAMES: [(Flags, &'static str); 9] = [
         (Flags::INCOMPLETE, "incomplete"),
         (Flags::TRUNCATED_FILE, "truncated_file"),
         (
@@ -159,6 +162,7 @@ impl Flags {
         (Flags::FALLBACK, "fallback"),
         (Flags::PROFILE_STARTED_INSIDE, "profile_started_inside"),
         (Flags::DAMAGED_FILE, "damaged_file"),
+        (Flags::STRING_CUT, "string_cut"),
     ];
 
     /// Sets `f` when `on`.
@@ -171,14 +175,16 @@ impl Flags {
     pub fn contains(self, f: Flags) -> bool {
         self.0 & f.0 == f.0
     }
-    /// The names of the set flags joined by `;` (empty when none).
-    pub fn to_text(self) -> String {
+    /// The names of the set flags, in the order docs/METHOD.md §3 lists them.
+    pub fn names(self) -> impl Iterator<Item = &'static str> {
         Self::NAMES
             .iter()
-            .filter(|(f, _)| self.contains(*f))
+            .filter(move |(f, _)| self.contains(*f))
             .map(|(_, n)| *n)
-            .collect::<Vec<_>>()
-            .join(";")
+    }
+    /// The names of the set flags joined by `;` (empty when none).
+    pub fn to_text(self) -> String {
+        self.names().collect::<Vec<_>>().join(";")
     }
 }
 

@@ -535,13 +535,12 @@ mod tests {
                 .ends_with("not a trace: a FIFO (named pipe) that nothing wrote to within 0.2 s"),
             "{e}"
         );
-        // A writer that comes during the wait is read.
+        // A writer is read: whichever of the two opens first (the writer's open blocks
+        // until a reader has the FIFO open), within a wait long enough for a loaded machine.
+        FIFO_WAIT_MS.store(20_000, std::sync::atomic::Ordering::Relaxed);
         let writer = {
             let fifo = fifo.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                std::fs::write(fifo, b"[]").unwrap()
-            })
+            std::thread::spawn(move || std::fs::write(fifo, b"[]").unwrap())
         };
         let Source::Stream(mut blocks) = open(&InputPath::File(fifo.clone()), None).unwrap() else {
             panic!("a FIFO is read as a stream")

@@ -26,7 +26,7 @@ pub use numbers::{
     Token, fold_numbers, int_array, integer, micros_to_nanos, number_array, plain_int,
 };
 pub(crate) use skip::members_with;
-pub use skip::{object, skip_value};
+pub use skip::{array, object, skip_value};
 pub use strings::{control_in_string, string_content, string_end, unescape};
 
 /// Why the lexer stopped.

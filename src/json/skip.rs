@@ -234,6 +234,41 @@ pub fn object(
     })
 }
 
+/// Walks the elements of the array starting at `b[i]` (`[`): `element(k, v)` gets each
+/// element's 0-based index and the offset of its first byte, reads or skips it and returns
+/// the offset past it. Returns the offset past the `]`.
+pub fn array(
+    b: &[u8],
+    i: usize,
+    mut element: impl FnMut(usize, usize) -> Lexed<usize>,
+) -> Lexed<usize> {
+    if b.get(i) != Some(&b'[') {
+        return Err(LexError::Malformed {
+            offset: i,
+            expected: "an array",
+        });
+    }
+    let mut j = skip_ws(b, i + 1);
+    if b.get(j) == Some(&b']') {
+        return Ok(j + 1);
+    }
+    for k in 0.. {
+        j = skip_ws(b, element(k, j)?);
+        match b.get(j) {
+            None => return Err(LexError::Incomplete),
+            Some(b',') => j = skip_ws(b, j + 1),
+            Some(b']') => return Ok(j + 1),
+            Some(_) => {
+                return Err(LexError::Malformed {
+                    offset: j,
+                    expected: "',' or ']'",
+                });
+            }
+        }
+    }
+    unreachable!("an array has fewer than usize::MAX elements")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,5 +369,39 @@ mod tests {
         );
         assert_eq!(members(b"{}").0, Ok(2));
         assert_eq!(members(br#"{"a":1"#).0, Err(LexError::Incomplete));
+    }
+
+    #[test]
+    fn array_elements_with_offsets() {
+        let b = br#"[ 1 , {"a":[2]},"x" ]"#;
+        let mut got = vec![];
+        let end = array(b, 0, |k, v| {
+            let end = skip_value(b, v)?;
+            got.push((k, b[v..end].to_vec()));
+            Ok(end)
+        });
+        assert_eq!(end, Ok(b.len()));
+        assert_eq!(
+            got,
+            [
+                (0, b"1".to_vec()),
+                (1, br#"{"a":[2]}"#.to_vec()),
+                (2, br#""x""#.to_vec())
+            ]
+        );
+        assert_eq!(array(b"[]", 0, |_, v| skip_value(b"[]", v)), Ok(2));
+        let cut = b"[1,2";
+        assert_eq!(
+            array(cut, 0, |_, v| skip_value(cut, v)),
+            Err(LexError::Incomplete)
+        );
+        let bad = b"[1 2]";
+        assert_eq!(
+            array(bad, 0, |_, v| skip_value(bad, v)),
+            Err(LexError::Malformed {
+                offset: 3,
+                expected: "',' or ']'"
+            })
+        );
     }
 }

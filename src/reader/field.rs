@@ -29,11 +29,13 @@ use std::collections::HashMap;
 use simd_json::BorrowedValue;
 use simd_json::prelude::*;
 
+use super::lexed::Members;
 use super::{FoundTask, LoafScript, Recording, TaskSource};
 use crate::error::AnalyzeError;
+use crate::json::Token;
 use crate::profile::{Origin, ProfileBuilder, ProfileSet};
 use crate::scan::args::{ArgsParser, field, int, micros_as_nanos, text};
-use crate::scan::records::{ChunkData, Node, PageUrl};
+use crate::scan::records::{ChunkData, Node, PageUrl, SampleArrays};
 use crate::tasks::TopLevelTask;
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::Diagnostics;
@@ -153,28 +155,34 @@ fn loaf(e: &BorrowedValue<'_>) -> Option<Loaf> {
     })
 }
 
+/// The keys of a bundle's (or `--tasks FILE`'s) entry lists.
+const ENTRY_LISTS: [&str; 3] = ["longTasks", "longAnimationFrames", "entries"];
+
 impl TaskEntries {
+    /// Takes one entry: a LoAF entry (by `entryType`, or by having `scripts`), else a
+    /// long task; counted as bad when it has no usable times.
+    fn take(&mut self, e: &BorrowedValue<'_>) {
+        let ok = match text(e, "entryType").as_deref() {
+            Some("long-animation-frame") => loaf(e).map(|l| self.loafs.push(l)).is_some(),
+            _ if field(e, "scripts").is_some() => loaf(e).map(|l| self.loafs.push(l)).is_some(),
+            _ => entry_span(e).map(|t| self.long_tasks.push(t)).is_some(),
+        };
+        self.bad += u64::from(!ok);
+    }
+
     /// Reads entries from a parsed JSON value (see the type's doc).
     fn from_value(v: &BorrowedValue<'_>) -> TaskEntries {
         let mut out = TaskEntries::default();
-        let mut take = |e: &BorrowedValue<'_>| {
-            let ok = match text(e, "entryType").as_deref() {
-                Some("long-animation-frame") => loaf(e).map(|l| out.loafs.push(l)).is_some(),
-                _ if field(e, "scripts").is_some() => loaf(e).map(|l| out.loafs.push(l)).is_some(),
-                _ => entry_span(e).map(|t| out.long_tasks.push(t)).is_some(),
-            };
-            out.bad += u64::from(!ok);
-        };
         let (mut given, mut not_lists) = (false, 0u64);
         if let Some(a) = v.as_array() {
             given = true;
-            a.iter().for_each(&mut take);
+            a.iter().for_each(|e| out.take(e));
         } else {
-            for key in ["longTasks", "longAnimationFrames", "entries"] {
+            for key in ENTRY_LISTS {
                 if let Some(x) = field(v, key) {
                     given = true;
                     match x.as_array() {
-                        Some(a) => a.iter().for_each(&mut take),
+                        Some(a) => a.iter().for_each(|e| out.take(e)),
                         None => not_lists += 1,
                     }
                 }
@@ -183,6 +191,25 @@ impl TaskEntries {
         out.given = given;
         out.bad += not_lists;
         out
+    }
+
+    /// Reads a bundle's entry lists, one entry parsed at a time.
+    fn from_members(m: &Members<'_>, p: &mut ArgsParser) -> Result<TaskEntries, String> {
+        let mut out = TaskEntries::default();
+        for key in ENTRY_LISTS {
+            if !m.has(key) {
+                continue;
+            }
+            out.given = true;
+            let mut list = TaskEntries::default();
+            if m.elements(p, key, |_, e| list.take(e))?.is_none() {
+                out.bad += 1;
+            }
+            out.long_tasks.append(&mut list.long_tasks);
+            out.loafs.append(&mut list.loafs);
+            out.bad += list.bad;
+        }
+        Ok(out)
     }
 
     /// Reads `--tasks FILE`. Errors name the file and what is wrong (not JSON, or no
@@ -203,15 +230,14 @@ impl TaskEntries {
     }
 }
 
-/// A profile as parsed: nodes, samples (time ns, node id) in file order, its clock start,
-/// and which nodes are busy (ran something).
+/// A profile as parsed: nodes, samples in time order (packed), its clock start, and
+/// which nodes are busy (ran something).
 struct Parsed {
     nodes: Vec<Node>,
-    samples: Vec<(Timestamp, NodeId)>,
+    samples: Samples,
     t0: Timestamp,
     /// First ts for `task_start_ms`.
     origin: Timestamp,
-    idle: Vec<NodeId>,
     entries: TaskEntries,
     /// A bundle's `page`: the URL of the page that was profiled.
     page: Option<String>,
@@ -229,48 +255,53 @@ fn call_frame(name: String, url: String, line0: i64, col0: i64) -> CallFrame {
     }
 }
 
-fn profiler_trace(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
-    let list = |k: &str| field(v, k).and_then(|x| x.as_array());
-    let resources: Vec<String> = list("resources")
-        .map(|a| {
-            a.iter()
-                .map(|r| r.as_str().unwrap_or("").to_string())
-                .collect()
-        })
-        .unwrap_or_default();
-    let frames: Vec<CallFrame> = list("frames")
-        .ok_or("\"frames\" is not an array")?
-        .iter()
-        .map(|f| {
-            let url = field(f, "resourceId")
-                .and_then(int)
-                .and_then(|i| resources.get(usize::try_from(i).ok()?).cloned())
-                .unwrap_or_default();
-            // 1-based in the API; 0-based inside taskchain (reports add 1 back).
-            let pos = |k| field(f, k).and_then(int).map_or(-1, |x| x - 1);
-            call_frame(
-                text(f, "name").unwrap_or_default(),
-                url,
-                pos("line"),
-                pos("column"),
-            )
-        })
-        .collect();
-    let stacks = list("stacks").ok_or("\"stacks\" is not an array")?;
-    let mut nodes: Vec<Node> = Vec::with_capacity(stacks.len() + 1);
-    for (i, st) in stacks.iter().enumerate() {
+fn profiler_trace(m: &Members<'_>, p: &mut ArgsParser, spans: bool) -> Result<Parsed, String> {
+    let mut resources: Vec<String> = Vec::new();
+    m.elements(p, "resources", |_, r| {
+        resources.push(r.as_str().unwrap_or("").to_string())
+    })?;
+    let mut frames: Vec<CallFrame> = Vec::new();
+    m.elements(p, "frames", |_, f| {
+        let url = field(f, "resourceId")
+            .and_then(int)
+            .and_then(|i| resources.get(usize::try_from(i).ok()?).cloned())
+            .unwrap_or_default();
+        // 1-based in the API; 0-based inside taskchain (reports add 1 back).
+        let pos = |k| field(f, k).and_then(int).map_or(-1, |x| x - 1);
+        frames.push(call_frame(
+            text(f, "name").unwrap_or_default(),
+            url,
+            pos("line"),
+            pos("column"),
+        ));
+    })?
+    .ok_or("\"frames\" is not an array")?;
+    drop(resources);
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut no_frame = None;
+    m.elements(p, "stacks", |i, st| {
+        if no_frame.is_some() {
+            return;
+        }
         let frame = field(st, "frameId")
             .and_then(int)
             .and_then(|f| frames.get(usize::try_from(f).ok()?))
-            .cloned()
-            .ok_or_else(|| format!("stack {i} names no frame"))?;
-        nodes.push(Node {
-            id: NodeId(i as i64),
-            parent: field(st, "parentId").and_then(int).map(NodeId),
-            children: vec![],
-            call_frame: frame,
-        });
+            .cloned();
+        match frame {
+            Some(call_frame) => nodes.push(Node {
+                id: NodeId(i as i64),
+                parent: field(st, "parentId").and_then(int).map(NodeId),
+                children: vec![],
+                call_frame,
+            }),
+            None => no_frame = Some(i),
+        }
+    })?
+    .ok_or("\"stacks\" is not an array")?;
+    if let Some(i) = no_frame {
+        return Err(format!("stack {i} names no frame"));
     }
+    drop(frames);
     let no_stack = NodeId(nodes.len() as i64);
     nodes.push(Node {
         id: no_stack,
@@ -279,18 +310,19 @@ fn profiler_trace(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
         call_frame: call_frame(NO_STACK.into(), String::new(), -1, -1),
     });
     let mut diagnostics = Diagnostics::default();
-    let all = list("samples").ok_or("\"samples\" is not an array")?;
-    let samples: Vec<(Timestamp, NodeId)> = all
-        .iter()
-        .filter_map(|s| {
-            let t = field(s, "timestamp").and_then(ms)?;
+    let mut samples: Vec<(Timestamp, NodeId)> = Vec::new();
+    let all = m
+        .elements(p, "samples", |_, s| {
+            let Some(t) = field(s, "timestamp").and_then(ms) else {
+                return;
+            };
             let node = field(s, "stackId").and_then(int).map_or(no_stack, NodeId);
-            Some((Timestamp::from_nanos(t), node))
-        })
-        .collect();
+            samples.push((Timestamp::from_nanos(t), node));
+        })?
+        .ok_or("\"samples\" is not an array")?;
     diagnostics.add(
         "samples without a numeric timestamp (skipped)",
-        (all.len() - samples.len()) as u64,
+        (all - samples.len()) as u64,
     );
     diagnostics.add(
         "samples naming a stack that does not exist (skipped)",
@@ -299,12 +331,12 @@ fn profiler_trace(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
             .filter(|(_, n)| n.0 < 0 || n.0 > no_stack.0)
             .count() as u64,
     );
+    let samples = Samples::sorted(samples, Timestamp::default(), vec![no_stack], spans);
     Ok(Parsed {
         nodes,
         samples,
         t0: Timestamp::default(),
         origin: Timestamp::default(),
-        idle: vec![no_stack],
         entries: TaskEntries::default(),
         page: None,
         diagnostics,
@@ -349,12 +381,11 @@ impl Parsed {
     /// A CDP-style profile (clock from `startTime`, idle = `(idle)` nodes, no entries).
     fn cdp(
         nodes: Vec<Node>,
-        samples: Vec<(Timestamp, NodeId)>,
+        samples: Samples,
         start: Timestamp,
         diagnostics: Diagnostics,
     ) -> Parsed {
         Parsed {
-            idle: idle_nodes(&nodes),
             nodes,
             samples,
             t0: start,
@@ -374,43 +405,232 @@ fn idle_nodes(nodes: &[Node]) -> Vec<NodeId> {
         .collect()
 }
 
-fn cpuprofile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
-    let nodes: Vec<Node> = field(v, "nodes")
-        .and_then(|n| n.as_array())
-        .ok_or("\"nodes\" is not an array")?
-        .iter()
-        .filter_map(cdp_node)
-        .collect();
-    let start = field(v, "startTime")
-        .and_then(micros_as_nanos)
+/// A `samples` element: a node id (`-1` when not an integer).
+fn sample_id(p: &mut ArgsParser, t: Token<'_>) -> NodeId {
+    NodeId(match t {
+        Token::Int(v) => v,
+        Token::Other(raw) => p.with(raw, int).flatten().unwrap_or(-1),
+    })
+}
+
+/// A `timeDeltas` element: µs as ns (0 when not a number or out of range).
+fn delta(p: &mut ArgsParser, t: Token<'_>) -> TimeDelta {
+    TimeDelta::from_nanos(match t {
+        Token::Int(v) => v.checked_mul(1000).unwrap_or(0),
+        Token::Other(raw) => p.with(raw, micros_as_nanos).flatten().unwrap_or(0),
+    })
+}
+
+/// A CDP `.cpuprofile`: nodes one at a time, `samples` and `timeDeltas` read in step and
+/// packed as they come (sorted first only when a delta is negative).
+fn cpuprofile(m: &Members<'_>, p: &mut ArgsParser, spans: bool) -> Result<Parsed, String> {
+    let mut nodes: Vec<Node> = Vec::new();
+    m.elements(p, "nodes", |_, n| nodes.extend(cdp_node(n)))?
+        .ok_or("\"nodes\" is not an array")?;
+    let start = m
+        .value(p, "startTime", micros_as_nanos)?
+        .flatten()
         .map(Timestamp::from_nanos)
         .ok_or("no numeric \"startTime\"")?;
-    let ids = field(v, "samples")
-        .and_then(|s| s.as_array())
-        .ok_or("\"samples\" is not an array")?;
-    let deltas = field(v, "timeDeltas")
-        .and_then(|s| s.as_array())
-        .ok_or("\"timeDeltas\" is not an array")?;
+    let ids = || m.numbers("samples").ok_or("\"samples\" is not an array");
+    let deltas = || {
+        m.numbers("timeDeltas")
+            .ok_or("\"timeDeltas\" is not an array")
+    };
+    ids()?;
+    // Samples come in time order unless a delta is negative (or a sum saturates): a
+    // first pass over the deltas says which.
+    let (mut d, mut t, mut in_order) = (deltas()?, start, true);
+    while let Some(tok) = d.next_token()? {
+        let next = t + delta(p, tok);
+        in_order &= next >= t;
+        t = next;
+    }
+    let idle = idle_nodes(&nodes);
+    let mut sink = Samples::new(start, idle.clone(), spans);
+    let mut unsorted: Vec<(Timestamp, NodeId)> = Vec::new();
+    let (mut s, mut d, mut t) = (ids()?, deltas()?, start);
+    let (mut more_ids, mut more_deltas) = (0u64, 0u64);
+    loop {
+        match (s.next_token()?, d.next_token()?) {
+            (Some(id), Some(dt)) => {
+                t = t + delta(p, dt);
+                let id = sample_id(p, id);
+                if in_order {
+                    sink.push(t, id);
+                } else {
+                    unsorted.push((t, id));
+                }
+            }
+            (a, b) => {
+                more_ids += u64::from(a.is_some());
+                more_deltas += u64::from(b.is_some());
+                while s.next_token()?.is_some() {
+                    more_ids += 1;
+                }
+                while d.next_token()?.is_some() {
+                    more_deltas += 1;
+                }
+                break;
+            }
+        }
+    }
     let mut diagnostics = Diagnostics::default();
-    if ids.len() != deltas.len() {
+    if more_ids + more_deltas > 0 {
         diagnostics.add(
             "profiles whose samples and timeDeltas differ in length (truncated to the shorter)",
             1,
         );
     }
-    let mut t = start;
-    let samples = ids
-        .iter()
-        .zip(deltas.iter())
-        .map(|(id, d)| {
-            t = t + TimeDelta::from_nanos(micros_as_nanos(d).unwrap_or(0));
-            (t, NodeId(int(id).unwrap_or(-1)))
-        })
-        .collect();
+    let samples = if in_order {
+        sink
+    } else {
+        Samples::sorted(unsorted, start, idle, spans)
+    };
     Ok(Parsed::cdp(nodes, samples, start, diagnostics))
 }
 
-fn legacy_profile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
+/// Samples of a profile, taken in time order: packed into chunks of at most
+/// [`FIELD_CHUNK`] as they come, with what finding tasks needs (the gaps between
+/// samples, for the median interval; the busy spans when asked for).
+struct Samples {
+    idle: Vec<NodeId>,
+    /// The time the next delta counts from (the profile's start at first).
+    prev: Timestamp,
+    first: Option<Timestamp>,
+    last: Option<Timestamp>,
+    /// Gaps between consecutive samples in ns, as `u32` while they fit.
+    gaps: Vec<u32>,
+    wide_gaps: Option<Vec<i64>>,
+    /// Busy spans closed so far, and the start of the one open; `None`: not asked for.
+    spans: Option<Vec<(Timestamp, TimeDelta)>>,
+    open: Option<Timestamp>,
+    ids: Vec<NodeId>,
+    deltas: Vec<TimeDelta>,
+    chunks: Vec<SampleArrays>,
+}
+
+/// Samples per chunk of a field profile: no more than the profile stage reads per window
+/// (it keeps larger chunks decoded whole, 12 bytes a sample), so that memory holds the
+/// packed samples (about 3 bytes each) and one window's rows.
+const FIELD_CHUNK: usize = 4096;
+
+impl Samples {
+    /// No samples yet; deltas count from `t0`; `spans`: find busy spans (runs of samples
+    /// whose node is not in `idle`).
+    fn new(t0: Timestamp, idle: Vec<NodeId>, spans: bool) -> Samples {
+        Samples {
+            idle,
+            prev: t0,
+            first: None,
+            last: None,
+            gaps: Vec::new(),
+            wide_gaps: None,
+            spans: spans.then(Vec::new),
+            open: None,
+            ids: Vec::new(),
+            deltas: Vec::new(),
+            chunks: Vec::new(),
+        }
+    }
+
+    /// `samples` sorted by time (stably: ties keep their order), then taken.
+    fn sorted(
+        mut samples: Vec<(Timestamp, NodeId)>,
+        t0: Timestamp,
+        idle: Vec<NodeId>,
+        spans: bool,
+    ) -> Samples {
+        samples.sort_by_key(|x| x.0);
+        let mut out = Samples::new(t0, idle, spans);
+        for (t, id) in samples {
+            out.push(t, id);
+        }
+        out
+    }
+
+    /// Takes the next sample (`t` not before the last one's).
+    fn push(&mut self, t: Timestamp, id: NodeId) {
+        match self.last {
+            Some(last) => {
+                let gap = t.since(last).as_nanos();
+                match (&mut self.wide_gaps, u32::try_from(gap)) {
+                    (None, Ok(g)) => self.gaps.push(g),
+                    (None, Err(_)) => {
+                        let mut wide: Vec<i64> = self.gaps.drain(..).map(i64::from).collect();
+                        wide.push(gap);
+                        self.gaps = Vec::new();
+                        self.wide_gaps = Some(wide);
+                    }
+                    (Some(wide), _) => wide.push(gap),
+                }
+            }
+            None => self.first = Some(t),
+        }
+        self.last = Some(t);
+        if let Some(spans) = &mut self.spans {
+            let busy = !self.idle.contains(&id);
+            match (busy, self.open) {
+                (true, None) => self.open = Some(t),
+                (false, Some(s)) => {
+                    spans.push((s, t.since(s)));
+                    self.open = None;
+                }
+                _ => {}
+            }
+        }
+        self.ids.push(id);
+        self.deltas.push(t.since(self.prev));
+        self.prev = t;
+        if self.ids.len() == FIELD_CHUNK {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.ids.is_empty() {
+            let (ids, deltas) = (
+                std::mem::take(&mut self.ids),
+                std::mem::take(&mut self.deltas),
+            );
+            self.chunks.push(SampleArrays::read_now(ids, deltas));
+        }
+    }
+
+    /// Median gap between consecutive samples (zero with fewer than 2).
+    fn interval(&mut self) -> TimeDelta {
+        let mid_of = |n: usize| n / 2;
+        TimeDelta::from_nanos(match &mut self.wide_gaps {
+            Some(w) if !w.is_empty() => {
+                let mid = mid_of(w.len());
+                *w.select_nth_unstable(mid).1
+            }
+            None if !self.gaps.is_empty() => {
+                let mid = mid_of(self.gaps.len());
+                i64::from(*self.gaps.select_nth_unstable(mid).1)
+            }
+            _ => 0,
+        })
+    }
+
+    /// The busy spans (a run still busy at the last sample ends `interval` after it);
+    /// empty when not asked for.
+    fn busy_spans(&mut self, interval: TimeDelta) -> Vec<(Timestamp, TimeDelta)> {
+        let mut spans = self.spans.take().unwrap_or_default();
+        if let (Some(s), Some(last)) = (self.open, self.last) {
+            spans.push((s, (last + interval).since(s)));
+        }
+        spans
+    }
+
+    /// The packed chunks, in time order.
+    fn into_chunks(mut self) -> Vec<SampleArrays> {
+        self.flush();
+        self.chunks
+    }
+}
+
+fn legacy_profile(v: &BorrowedValue<'_>, spans: bool) -> Result<Parsed, String> {
     let head = field(v, "head").ok_or("no \"head\"")?;
     // Flatten the tree (iteratively: deep recursion must not overflow the stack), giving
     // ids to nodes that have none.
@@ -505,41 +725,72 @@ fn legacy_profile(v: &BorrowedValue<'_>) -> Result<Parsed, String> {
         }
     };
     let start = start.or(samples.first().map(|s| s.0)).unwrap_or_default();
+    let idle = idle_nodes(&nodes);
+    let samples = Samples::sorted(samples, start, idle, spans);
     Ok(Parsed::cdp(nodes, samples, start, diagnostics))
 }
 
-fn parse(bytes: &[u8], format: FieldFormat) -> Result<Parsed, String> {
-    ArgsParser::default()
-        .with(bytes, |v| match format {
-            FieldFormat::Bundle => {
-                let profile = field(v, "profile")
-                    .filter(|p| p.as_object().is_some())
-                    .ok_or("\"profile\" is not a ProfilerTrace object")?;
-                let mut p = profiler_trace(profile)?;
-                p.entries = TaskEntries::from_value(v);
-                p.page = page_url(v);
-                Ok(p)
-            }
-            FieldFormat::ProfilerTrace => profiler_trace(v),
-            FieldFormat::CpuProfile => cpuprofile(v),
-            FieldFormat::LegacyProfile => legacy_profile(v),
-        })
+/// Parses a field-data file. `spans`: the task entries (of the file, else of `--tasks`)
+/// leave the tasks to be found as busy spans. Field formats other than the legacy one
+/// are read member by member ([`Members`]); the legacy `head` tree, whole.
+fn parse(bytes: &[u8], format: FieldFormat, tasks: Option<&TaskEntries>) -> Result<Parsed, String> {
+    // Busy spans are found only when no entries say where the tasks are.
+    let spans_for = |own: &TaskEntries| {
+        let e = if own.given { own } else { tasks.unwrap_or(own) };
+        !e.given && e.long_tasks.is_empty() && e.loafs.is_empty()
+    };
+    let none = TaskEntries::default();
+    if format == FieldFormat::LegacyProfile {
+        return legacy(bytes, spans_for(&none));
+    }
+    let doc = Members::document(bytes)?;
+    let mut p = ArgsParser::default();
+    let mut parsed = match format {
+        FieldFormat::Bundle => {
+            let profile = doc
+                .object("profile")?
+                .ok_or("\"profile\" is not a ProfilerTrace object")?;
+            let entries = TaskEntries::from_members(&doc, &mut p)?;
+            let mut parsed = profiler_trace(&profile, &mut p, spans_for(&entries))?;
+            parsed.entries = entries;
+            parsed.page = doc.value(&mut p, "page", page_url)?.flatten();
+            parsed
+        }
+        FieldFormat::ProfilerTrace => profiler_trace(&doc, &mut p, spans_for(&none))?,
+        _ => cpuprofile(&doc, &mut p, spans_for(&none))?,
+    };
+    parsed
+        .diagnostics
+        .add(crate::scan::args::STRINGS_CUT, p.cut);
+    Ok(parsed)
+}
+
+/// The legacy profile, parsed whole (its `head` tree nests two levels per frame).
+fn legacy(bytes: &[u8], spans: bool) -> Result<Parsed, String> {
+    let mut p = ArgsParser::default();
+    let parsed = p
+        .with(bytes, |v| legacy_profile(v, spans))
         .unwrap_or_else(|| {
             // Our own lexer has no depth limit: JSON it accepts but the parser refused is
             // nested too deeply (a `head` tree two levels per frame).
             let start = crate::json::skip_ws(bytes, 0);
             Err(match crate::json::skip_value(bytes, start) {
                 Ok(_) => "nested deeper than the JSON parser's limit of 1024 levels (a `head` \
-                          tree deeper than about 500 frames); not supported"
+                      tree deeper than about 500 frames); not supported"
                     .into(),
                 Err(_) => "not valid JSON".into(),
             })
-        })
+        });
+    parsed.map(|mut parsed| {
+        parsed
+            .diagnostics
+            .add(crate::scan::args::STRINGS_CUT, p.cut);
+        parsed
+    })
 }
 
 /// A bundle's `page`: a URL string (`location.href`), or an object with `url` or `href`.
-fn page_url(v: &BorrowedValue<'_>) -> Option<String> {
-    let page = field(v, "page")?;
+fn page_url(page: &BorrowedValue<'_>) -> Option<String> {
     match page.as_str() {
         Some(url) => Some(url.to_owned()),
         None => text(page, "url").or_else(|| text(page, "href")),
@@ -552,45 +803,6 @@ pub const THREAD: ThreadKey = ThreadKey {
     pid: Pid(0),
     tid: Tid(0),
 };
-
-/// Median gap between consecutive sample times (zero with fewer than 2).
-fn median_gap(sorted: &[Timestamp]) -> TimeDelta {
-    let mut gaps: Vec<i64> = sorted
-        .windows(2)
-        .map(|w| w[1].since(w[0]).as_nanos())
-        .collect();
-    if gaps.is_empty() {
-        return TimeDelta::ZERO;
-    }
-    let mid = gaps.len() / 2;
-    TimeDelta::from_nanos(*gaps.select_nth_unstable(mid).1)
-}
-
-/// Busy spans: maximal runs of busy samples, from the first busy sample to the first idle
-/// one after it (a run still busy at the last sample ends one median interval after it).
-fn busy_spans(
-    samples: &[(Timestamp, NodeId)],
-    idle: &[NodeId],
-    interval: TimeDelta,
-) -> Vec<(Timestamp, TimeDelta)> {
-    let mut spans = Vec::new();
-    let mut start: Option<Timestamp> = None;
-    for (t, node) in samples {
-        let busy = !idle.contains(node);
-        match (busy, start) {
-            (true, None) => start = Some(*t),
-            (false, Some(s)) => {
-                spans.push((s, t.since(s)));
-                start = None;
-            }
-            _ => {}
-        }
-    }
-    if let (Some(s), Some(last)) = (start, samples.last()) {
-        spans.push((s, (last.0 + interval).since(s)));
-    }
-    spans
-}
 
 /// The LoAF script that overlaps `[start, end)` most (ties: the earliest).
 fn loaf_for(loafs: &[Loaf], start: Timestamp, end: Timestamp) -> Option<LoafScript> {
@@ -615,12 +827,10 @@ pub fn read(
     threshold: TimeDelta,
     tasks: Option<&TaskEntries>,
 ) -> Result<Recording, AnalyzeError> {
-    let mut p = parse(bytes, format)
+    let mut p = parse(bytes, format, tasks)
         .map_err(|e| AnalyzeError::NotATrace(format!("{format:?} unreadable: {e}")))?;
     let mut diagnostics = std::mem::take(&mut p.diagnostics);
-    p.samples.sort_by_key(|x| x.0); // stable
-    let times: Vec<Timestamp> = p.samples.iter().map(|x| x.0).collect();
-    let interval = median_gap(&times);
+    let interval = p.samples.interval();
 
     // Tasks: entries in the file, else --tasks, else busy spans. Entry lists that are
     // present but empty mean the page observed no long task: then there are none.
@@ -649,15 +859,12 @@ pub fn read(
         } else if entries.given {
             (Vec::new(), TaskSource::LongTask)
         } else {
-            (
-                busy_spans(&p.samples, &p.idle, interval),
-                TaskSource::BusySpan,
-            )
+            (p.samples.busy_spans(interval), TaskSource::BusySpan)
         };
-    if let (Some(first), Some(last)) = (times.first(), times.last()) {
+    if let (Some(first), Some(last)) = (p.samples.first, p.samples.last) {
         let outside = spans
             .iter()
-            .filter(|&&(ts, dur)| ts + dur < *first || ts > *last)
+            .filter(|&&(ts, dur)| ts + dur < first || ts > last)
             .count();
         diagnostics.add(
             "long-task entries outside the profile's samples (entry times are ms on the profile's clock)",
@@ -679,22 +886,11 @@ pub fn read(
         .map(|t| FoundTask {
             task: *t,
             source,
-            loaf: loaf_for(&entries.loafs, t.ts, t.end()),
+            loaf: loaf_for(&entries.loafs, t.ts, t.end()).map(Box::new),
         })
         .collect();
 
-    // The profile: one chunk of samples on the page's thread, deltas from t0.
-    let mut prev = p.t0;
-    let deltas: Vec<TimeDelta> = p
-        .samples
-        .iter()
-        .map(|(t, _)| {
-            let d = t.since(prev);
-            prev = *t;
-            d
-        })
-        .collect();
-    let ids: Vec<NodeId> = p.samples.iter().map(|x| x.1).collect();
+    // The profile: the samples on the page's thread, in chunks, deltas from t0.
     let mut b = ProfileBuilder::new(Origin {
         thread: THREAD,
         id: ProfileId("field".into()),
@@ -702,7 +898,18 @@ pub fn read(
         start_on_other_clock: false,
         source: None,
     });
-    b.add_chunk(ChunkData::from_arrays(p.nodes, ids, deltas));
+    let mut nodes = p.nodes;
+    let mut chunks = p.samples.into_chunks();
+    if chunks.is_empty() {
+        chunks.push(SampleArrays::read_now(Vec::new(), Vec::new()));
+    }
+    for samples in chunks {
+        b.add_chunk(ChunkData {
+            nodes: std::mem::take(&mut nodes),
+            samples,
+            start_time: None,
+        });
+    }
     let profiles = ProfileSet::from_profiles(vec![b.finish(&mut diagnostics)]);
 
     let names: HashMap<ThreadKey, String> = [(THREAD, "main".to_string())].into();
@@ -790,8 +997,10 @@ mod tests {
             (t(40), NodeId(1)),
         ];
         // [10, 30) and, still busy at the end, [40, 40 + 10).
+        let mut taken = Samples::new(Timestamp::default(), vec![idle], true);
+        s.iter().for_each(|&(t, n)| taken.push(t, n));
         assert_eq!(
-            busy_spans(&s, &[idle], TimeDelta::from_micros(10)),
+            taken.busy_spans(TimeDelta::from_micros(10)),
             [
                 (t(10), TimeDelta::from_micros(20)),
                 (t(40), TimeDelta::from_micros(10))

@@ -7,6 +7,7 @@
 //! module here that makes a [`Recording`]; nothing here calls a later stage.
 
 pub mod field;
+pub mod lexed;
 pub mod trace;
 
 use std::collections::HashMap;
@@ -62,7 +63,7 @@ pub struct FoundTask {
     /// Where it came from.
     pub source: TaskSource,
     /// The LoAF script that overlaps the task most, when LoAF entries were given.
-    pub loaf: Option<LoafScript>,
+    pub loaf: Option<Box<LoafScript>>,
 }
 
 /// What a reader makes of one input, for chain resolution.

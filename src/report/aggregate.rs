@@ -146,9 +146,9 @@ impl Aggregator {
         }
         g.tasks += 1;
         g.ok += (r.status == crate::chain::ChainStatus::Ok) as u64;
-        if g.last_file.as_deref() != Some(r.file.as_str()) {
+        if g.last_file.as_deref() != Some(&*r.file) {
             g.files += 1;
-            g.last_file = Some(r.file.clone());
+            g.last_file = Some(r.file.to_string());
         }
         if matches!(self.by, AggregateBy::Url | AggregateBy::Function) {
             g.chains.insert(chain);

@@ -46,10 +46,10 @@ impl<W: Write> CsvWriter<W> {
                 None => Ok(()),
             }
         };
-        w.write_field(&r.file)?;
+        w.write_field(r.file.as_bytes())?;
         put(w, &|s| write!(s, "{}", r.thread.pid))?;
         put(w, &|s| write!(s, "{}", r.thread.tid))?;
-        w.write_field(&r.thread_name)?;
+        w.write_field(r.thread_name.as_bytes())?;
         put(w, &|s| fmt_micros(r.task_ts.as_nanos(), s))?;
         put(w, &|s| fmt_millis3(r.task_start.as_nanos(), s))?;
         put(w, &|s| fmt_millis3(r.task_dur.as_nanos(), s))?;

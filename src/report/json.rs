@@ -98,7 +98,7 @@ struct Task<'a> {
     stack_ms: f64,
     confidence: f64,
     status: &'a str,
-    flags: String,
+    flags: Vec<&'static str>,
     leaf_function: Option<&'a str>,
     leaf_url: Option<&'a str>,
     leaf_line: Option<u32>,
@@ -146,7 +146,7 @@ fn task(r: &ReportRow) -> Task<'_> {
         stack_ms: millis_number(r.stack_time),
         confidence: confidence_number(r.confidence),
         status: r.status.as_str(),
-        flags: r.flags.to_text(),
+        flags: r.flags.names().collect(),
         leaf_function: leaf.as_ref().map(|f| f.function),
         leaf_url: leaf.as_ref().and_then(|f| f.url),
         leaf_line: leaf.as_ref().and_then(|f| f.line),
@@ -182,7 +182,17 @@ fn task(r: &ReportRow) -> Task<'_> {
     }
 }
 
-/// Writes `{"tasks": [...], "errors": [...]}` a task at a time.
+/// `taskchain_version` in a JSON report: the package version, without the commit that
+/// `--version` adds, so that every build of one version writes the same bytes.
+pub const TASKCHAIN_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The options that shaped a report's rows, written at its head as `"options"`: each by
+/// its flag's name in snake case (`threshold_ms`, `scope`, …), as given or defaulted. The
+/// command line fills it; a program may leave it out.
+pub type ReportOptions = serde_json::Map<String, serde_json::Value>;
+
+/// Writes `{"taskchain_version", "options", "tasks": [...], "errors": [...]}` a task at a
+/// time (`options` only when given).
 pub struct JsonWriter<W: Write> {
     out: W,
     first: bool,
@@ -190,8 +200,20 @@ pub struct JsonWriter<W: Write> {
 
 impl<W: Write> JsonWriter<W> {
     /// Starts the document.
-    pub fn new(mut out: W) -> std::io::Result<Self> {
-        out.write_all(b"{\"tasks\":[")?;
+    pub fn new(mut out: W, options: Option<&ReportOptions>) -> std::io::Result<Self> {
+        #[derive(Serialize)]
+        struct Head<'a> {
+            taskchain_version: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            options: Option<&'a ReportOptions>,
+        }
+        let head = serde_json::to_vec(&Head {
+            taskchain_version: TASKCHAIN_VERSION,
+            options,
+        })?;
+        // The head object, left open for the tasks: `{"taskchain_version":…,"tasks":[`.
+        out.write_all(&head[..head.len() - 1])?;
+        out.write_all(b",\"tasks\":[")?;
         Ok(JsonWriter { out, first: true })
     }
 
@@ -212,25 +234,6 @@ impl<W: Write> JsonWriter<W> {
         self.out.write_all(b"}\n")?;
         Ok(self.out)
     }
-}
-
-/// Writes `{"tasks": [...], "errors": [...]}` and a final newline.
-pub fn write_document(
-    out: &mut impl Write,
-    rows: &[ReportRow],
-    errors: &[FileError],
-) -> std::io::Result<()> {
-    #[derive(Serialize)]
-    struct Doc<'a> {
-        tasks: Vec<Task<'a>>,
-        errors: &'a [FileError],
-    }
-    let doc = Doc {
-        tasks: rows.iter().map(task).collect(),
-        errors,
-    };
-    serde_json::to_writer(&mut *out, &doc)?;
-    out.write_all(b"\n")
 }
 
 /// Writes one task as an NDJSON line.

@@ -14,6 +14,8 @@ pub mod parquet;
 pub mod summary;
 pub mod text;
 
+use std::sync::Arc;
+
 use crate::chain::{ChainFrame, ChainStatus, Flags, TaskChain};
 use crate::reader::{LoafScript, TaskSource};
 use crate::time::{TimeDelta, Timestamp, fmt_micros, fmt_millis3};
@@ -106,12 +108,12 @@ pub const COLUMNS: [&str; 33] = [
 /// One long task as reported.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReportRow {
-    /// The input as given (path, or `-`).
-    pub file: String,
+    /// The input as given (path, or `-`); shared by the rows of one file.
+    pub file: Arc<str>,
     /// Thread.
     pub thread: ThreadKey,
-    /// `thread_name` metadata (empty when none).
-    pub thread_name: String,
+    /// `thread_name` metadata (empty when none); shared by the rows of one thread.
+    pub thread_name: Arc<str>,
     /// Task start on the trace clock.
     pub task_ts: Timestamp,
     /// Task start − the trace's first non-metadata `ts`.
@@ -135,12 +137,12 @@ pub struct ReportRow {
     /// Where the task came from.
     pub task_source: TaskSource,
     /// The LoAF entry point, for field data with LoAF entries.
-    pub loaf: Option<LoafScript>,
+    pub loaf: Option<Box<LoafScript>>,
     /// What the enrichment stage added (page, per-frame notes).
     pub notes: crate::enrich::TaskNotes,
     /// The input's [`crate::input::identity::trace_id`] (`None` for a stream without
-    /// one: standard input, a pipe of plain JSON).
-    pub trace_id: Option<String>,
+    /// one: standard input, a pipe of plain JSON); shared by the rows of one file.
+    pub trace_id: Option<Arc<str>>,
     /// What started the task (trace rows; `None` for field data, whose LoAF entry point
     /// says it).
     pub trigger: Option<crate::chain::trigger::Trigger>,
@@ -148,11 +150,16 @@ pub struct ReportRow {
 
 impl ReportRow {
     /// A row for `c` found in `file`.
-    pub fn new(file: &str, thread_name: &str, first_ts: Timestamp, c: TaskChain) -> ReportRow {
+    pub fn new(
+        file: &Arc<str>,
+        thread_name: &Arc<str>,
+        first_ts: Timestamp,
+        c: TaskChain,
+    ) -> ReportRow {
         ReportRow {
-            file: file.to_string(),
+            file: Arc::clone(file),
             thread: c.task.thread,
-            thread_name: thread_name.to_string(),
+            thread_name: Arc::clone(thread_name),
             task_ts: c.task.ts,
             task_start: c.task.ts.since(first_ts),
             task_dur: c.task.dur,

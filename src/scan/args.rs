@@ -3,15 +3,29 @@
 //! simd-json parses in place, so the raw bytes are copied into a small buffer reused for
 //! every event (never the whole file). Real traces hold text simd-json rejects — lone
 //! UTF-16 surrogates in `\u` escapes (function names) and invalid UTF-8 — so a failed
-//! parse is retried once on a copy where those become U+FFFD.
+//! parse is retried once on a copy where those become U+FFFD. A value over
+//! [`LONG_STRING`] bytes is copied with each string longer than that cut to it, so that a
+//! 2 GiB function or thread name costs 1 MiB, not several copies of itself.
 
 use simd_json::BorrowedValue;
 use simd_json::prelude::*;
+
+/// Longest string kept, in bytes of its JSON text (escapes count as written): longer
+/// ones (function names, URLs, thread names) are cut to it at a character boundary, and
+/// the rows of the file are flagged `string_cut`.
+pub const LONG_STRING: usize = 1 << 20;
+
+/// The [`crate::vocab::Diagnostics`] kind counting strings cut to [`LONG_STRING`].
+pub const STRINGS_CUT: &str = "strings longer than 1 MiB (names, URLs) cut to 1 MiB";
 
 /// Reusable parser for `args` objects. One per scanning thread.
 pub struct ArgsParser {
     buf: Vec<u8>,
     buffers: simd_json::Buffers,
+    /// A long value with its long strings cut.
+    shortened: Vec<u8>,
+    /// Strings cut to [`LONG_STRING`] so far.
+    pub cut: u64,
 }
 
 impl Default for ArgsParser {
@@ -21,6 +35,8 @@ impl Default for ArgsParser {
         ArgsParser {
             buf: Vec::new(),
             buffers: simd_json::Buffers::new(0),
+            shortened: Vec::new(),
+            cut: 0,
         }
     }
 }
@@ -29,6 +45,13 @@ impl ArgsParser {
     /// Parses `raw` (one JSON value) and hands the value to `f`. `None` when the bytes are
     /// not JSON even after repairing surrogates and UTF-8.
     pub fn with<R>(&mut self, raw: &[u8], f: impl FnOnce(&BorrowedValue<'_>) -> R) -> Option<R> {
+        let raw = if raw.len() > LONG_STRING {
+            self.shortened.clear();
+            self.cut += cut_long_strings(raw, &mut self.shortened);
+            &self.shortened[..]
+        } else {
+            raw
+        };
         self.buf.clear();
         self.buf.extend_from_slice(raw);
         if let Ok(v) = simd_json::to_borrowed_value_with_buffers(&mut self.buf, &mut self.buffers) {
@@ -40,6 +63,61 @@ impl ArgsParser {
             .ok()
             .map(|v| f(&v))
     }
+}
+
+/// Copies `raw` to `out` with each string whose content is longer than [`LONG_STRING`]
+/// bytes cut to at most that many, at a character and escape boundary; returns how many
+/// were cut. Bytes that are not JSON are copied as they are (the parser then says so).
+fn cut_long_strings(raw: &[u8], out: &mut Vec<u8>) -> u64 {
+    let (mut cut, mut i) = (0, 0);
+    while let Some(k) = memchr::memchr(b'"', &raw[i..]) {
+        let open = i + k;
+        out.extend_from_slice(&raw[i..=open]);
+        let Ok(close) = crate::json::string_end(raw, open + 1) else {
+            i = open + 1;
+            break;
+        };
+        let content = &raw[open + 1..close];
+        if content.len() > LONG_STRING {
+            out.extend_from_slice(&content[..cut_point(content, LONG_STRING)]);
+            cut += 1;
+        } else {
+            out.extend_from_slice(content);
+        }
+        out.push(b'"');
+        i = close + 1;
+    }
+    out.extend_from_slice(&raw[i..]);
+    cut
+}
+
+/// The longest prefix of a string's raw content of at most `limit` bytes that ends
+/// neither inside an escape (a `\u` surrogate pair counts as one) nor inside a UTF-8
+/// character.
+fn cut_point(content: &[u8], limit: usize) -> usize {
+    let mut j = 0;
+    while j < content.len() {
+        let step = match (content[j], content.get(j + 1)) {
+            (b'\\', Some(b'u')) => {
+                let high = content.get(j + 2..j + 4).is_some_and(|h| {
+                    h[0].eq_ignore_ascii_case(&b'd')
+                        && matches!(h[1], b'8'..=b'9' | b'a'..=b'b' | b'A'..=b'B')
+                });
+                if high { 12 } else { 6 }
+            }
+            (b'\\', _) => 2,
+            _ => 1,
+        };
+        if j + step > limit {
+            break;
+        }
+        j += step;
+    }
+    // `content[j]` is the first byte left out: step back off a character it continues.
+    while j > 0 && j < content.len() && content[j] & 0xC0 == 0x80 {
+        j -= 1;
+    }
+    j
 }
 
 /// Copies `raw` into `out`, replacing invalid UTF-8 and `\u` escapes of lone surrogates
@@ -162,6 +240,41 @@ mod tests {
             )
             .unwrap();
         assert_eq!(got, (Some(5), Some(5), Some(7), Some(1_000_000), None));
+    }
+
+    #[test]
+    fn strings_over_a_mib_are_cut_at_a_character_boundary() {
+        let mut p = ArgsParser::default();
+        // A name of 1 MiB + 10 bytes whose 1 MiB-th byte is inside "é" (2 bytes), and a
+        // short URL: the name is cut before the "é", the URL kept whole.
+        let mut name = "a".repeat(LONG_STRING - 1);
+        name.push('é');
+        name.push_str("bcdefghi");
+        let raw = format!(r#"{{"name":"{name}","url":"u.js"}}"#);
+        let got = p
+            .with(raw.as_bytes(), |v| {
+                (text(v, "name").unwrap(), text(v, "url").unwrap())
+            })
+            .unwrap();
+        assert_eq!(got.0.len(), LONG_STRING - 1);
+        assert!(got.0.bytes().all(|b| b == b'a'));
+        assert_eq!(got.1, "u.js");
+        assert_eq!(p.cut, 1);
+        // An escape is not split: `\n` across the limit is left out whole.
+        let name = format!("{}\\n{}", "b".repeat(LONG_STRING - 1), "c".repeat(20));
+        let raw = format!(r#"{{"name":"{name}"}}"#);
+        let got = p
+            .with(raw.as_bytes(), |v| text(v, "name").unwrap())
+            .unwrap();
+        assert_eq!(got, "b".repeat(LONG_STRING - 1));
+        assert_eq!(p.cut, 2);
+        // Up to the limit nothing is cut.
+        let raw = format!(r#"{{"name":"{}"}}"#, "d".repeat(LONG_STRING));
+        let got = p
+            .with(raw.as_bytes(), |v| text(v, "name").unwrap())
+            .unwrap();
+        assert_eq!(got.len(), LONG_STRING);
+        assert_eq!(p.cut, 2);
     }
 
     #[test]

@@ -593,6 +593,7 @@ impl Collector {
         self.t.last_ts = combine(self.t.last_ts, t.last_ts, Ord::max);
         self.t.events += t.events;
         self.t.diagnostics.merge(&t.diagnostics);
+        self.args.cut += later.args.cut;
         self.main_frame_ids.extend(later.main_frame_ids);
         self.main_frame_pids.extend(later.main_frame_pids);
         self.commits.extend(later.commits);
@@ -602,6 +603,9 @@ impl Collector {
 
     /// Ends the scan.
     pub fn finish(mut self) -> ScannedTrace {
+        self.t
+            .diagnostics
+            .add(super::args::STRINGS_CUT, std::mem::take(&mut self.args.cut));
         for c in &self.commits {
             let is_main = self.main_frame_ids.is_empty()
                 || c.frame

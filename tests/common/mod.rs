@@ -3,9 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use clap::Parser;
-use taskchain::batch::{analyze_all, write_to};
-use taskchain::cli::{Cli, Job};
 use taskchain::report::Format;
 
 /// The folder of a sample case.
@@ -34,18 +31,26 @@ pub fn case_args(case: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Runs the library as the command line would and returns the report bytes.
+/// Runs the `taskchain` binary — the command line's own streaming path: rows written as
+/// each file finishes — as `taskchain -q -j JOBS --format FORMAT ARGS... PATHS...` and
+/// returns the report it writes to standard output. Panics, with its stderr, when it exits
+/// with a code other than 0 or 2 (2: a file could not be read in full, rows still written).
 pub fn report(args: &[String], paths: &[PathBuf], format: Format, jobs: usize) -> Vec<u8> {
-    let mut argv: Vec<String> = vec!["taskchain".into(), "-q".into()];
-    argv.extend(args.iter().cloned());
-    argv.extend(paths.iter().map(|p| p.display().to_string()));
-    let Job::Report(cfg) = Cli::try_parse_from(argv).unwrap().into_job().unwrap() else {
-        panic!("not a report job")
-    };
-    let res = analyze_all(&cfg.paths, &cfg.analysis, jobs, true).unwrap();
-    let mut out = Vec::new();
-    write_to(&mut out, format, &res.rows, &res.errors).unwrap();
-    out
+    use clap::ValueEnum;
+    let format = format.to_possible_value().unwrap();
+    let out = taskchain()
+        .args(["-q", "-j", &jobs.to_string(), "--format", format.get_name()])
+        .args(args)
+        .args(paths)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "{paths:?}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }
 
 /// Makes a FIFO at `path` (Unix).
@@ -76,7 +81,10 @@ pub fn golden(path: &Path, actual: &str) {
         if expected.as_deref().ok() != Some(actual) {
             std::fs::create_dir_all(full.parent().unwrap()).unwrap();
             std::fs::write(&full, actual).unwrap();
-            eprintln!("BLESS: rewrote {}", path.display());
+            // Straight to the process's stderr: the test harness captures `eprintln!` of
+            // passing tests, and this line is for the person who blessed.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "BLESS: rewrote {}", path.display());
         }
         return;
     }
@@ -100,7 +108,24 @@ pub fn golden(path: &Path, actual: &str) {
 pub fn first_difference(a: &str, b: &str) -> String {
     for (i, (x, y)) in a.lines().zip(b.lines()).enumerate() {
         if x != y {
-            return format!("line {}:\n  expected: {x}\n  actual:   {y}", i + 1);
+            // A JSON report is one long line: show where in it, not all of it.
+            let at = x.bytes().zip(y.bytes()).take_while(|(p, q)| p == q).count();
+            let near = |s: &str| {
+                let (mut from, mut to) = (at.saturating_sub(60), (at + 60).min(s.len()));
+                while !s.is_char_boundary(from) {
+                    from -= 1;
+                }
+                while !s.is_char_boundary(to) {
+                    to += 1;
+                }
+                s[from..to].to_string()
+            };
+            return format!(
+                "line {}, byte {at}:\n  expected: …{}…\n  actual:   …{}…",
+                i + 1,
+                near(x),
+                near(y)
+            );
         }
     }
     format!(
@@ -121,4 +146,55 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
         );
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
+}
+
+/// Every sample case with a trace (case folders hold one `trace.*`; compare-builds holds
+/// sets of runs), sorted by name.
+pub fn sample_cases() -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"))
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| {
+                std::fs::read_dir(e.path()).is_ok_and(|d| {
+                    d.flatten()
+                        .any(|f| f.file_name().to_string_lossy().starts_with("trace."))
+                })
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+    v.sort();
+    v
+}
+
+/// A CSV's header and records, as text.
+pub fn read_csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let head = r.headers().unwrap().iter().map(str::to_owned).collect();
+    let rows = r
+        .records()
+        .map(|rec| rec.unwrap().iter().map(str::to_owned).collect())
+        .collect();
+    (head, rows)
+}
+
+/// The rows of a Parquet file, in one batch (read with the `parquet` crate), and its
+/// key-value metadata.
+pub fn read_parquet(path: &Path) -> (arrow_array::RecordBatch, Vec<(String, String)>) {
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let b = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(f).unwrap();
+    let kv = b
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .into_iter()
+        .flatten()
+        .map(|kv| (kv.key.clone(), kv.value.clone().unwrap_or_default()))
+        .collect();
+    let schema = b.schema().clone();
+    let batches: Vec<_> = b.build().unwrap().map(|r| r.unwrap()).collect();
+    (
+        arrow_select::concat::concat_batches(&schema, &batches).unwrap(),
+        kv,
+    )
 }

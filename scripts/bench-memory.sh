@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Peak memory against the input's shape (issue 18 §5): a benchmark, not a test.
+#
+# Usage: scripts/bench-memory.sh [--keep] [--name-mib N] [--bin BINARY] [SHAPE...]
+#   Generates each shape (scripts/make-memory-shapes) into $MEMORY_DIR (default
+#   /work/scratch/memory), runs taskchain on it under /usr/bin/time -v (-j2, CSV to a
+#   file) and prints the peak RSS, its ratio to the input (or, for the long tasks, to
+#   the CSV written) and the target, side by side. The inputs are deleted afterwards
+#   unless --keep. SHAPE: samples | nodes | tasks | name (default: all).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${MEMORY_DIR:-/work/scratch/memory}
+keep=0
+mib=256
+bin=
+shapes=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --keep) keep=1; shift ;;
+    --name-mib) mib=$2; shift 2 ;;
+    --bin) bin=$2; shift 2 ;;
+    *) shapes+=("$1"); shift ;;
+  esac
+done
+[ ${#shapes[@]} -gt 0 ] || shapes=(samples nodes tasks name)
+if [ -z "$bin" ]; then
+  cargo build --release --quiet
+  bin=target/release/taskchain
+fi
+mkdir -p "$dir"
+files=()
+for s in "${shapes[@]}"; do
+  case $s in
+    samples) files+=(samples.cpuprofile) ;;
+    nodes) files+=(nodes.cpuprofile) ;;
+    tasks) files+=(tasks.json) ;;
+    name) files+=(name.cpuprofile name.json) ;;
+  esac
+  case $s in
+    name) want=name.json ;;
+    samples) want=samples.cpuprofile ;;
+    nodes) want=nodes.cpuprofile ;;
+    *) want=$s.json ;;
+  esac
+  [ -f "$dir/$want" ] || scripts/make-memory-shapes "$dir" "$s" --name-mib "$mib"
+done
+
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
+printf '%-20s %10s %10s %12s %8s %8s %s\n' input "input MB" "CSV MB" "peak RSS MB" ratio target "exit"
+for f in "${files[@]}"; do
+  in=$(stat -c %s "$dir/$f")
+  out="$dir/$f.csv"
+  rc=0
+  /usr/bin/time -v -o "$dir/time.txt" "$bin" -q -j2 "$dir/$f" -o "$out" 2>"$dir/stderr.txt" || rc=$?
+  kb=$(awk -F: '/Maximum resident set size/ { gsub(/ /, "", $2); print $2 }' "$dir/time.txt")
+  rss=$((kb * 1024))
+  csv=$(stat -c %s "$out" 2>/dev/null || echo 0)
+  case $f in
+    tasks.json) base=$csv; target="2× CSV" ;;
+    name.*) base=$in; target="input+" ;;
+    *) base=$in; target="3× input" ;;
+  esac
+  ratio=$(awk -v r="$rss" -v b="$base" 'BEGIN { printf "%.2f", (b > 0 ? r / b : 0) }')
+  printf '%-20s %10s %10s %12s %8s %8s %s\n' "$f" "$(mb "$in")" "$(mb "$csv")" "$(mb "$rss")" "$ratio×" "$target" "$rc"
+  rm -f "$out"
+done
+rm -f "$dir/time.txt" "$dir/stderr.txt"
+if [ $keep = 0 ]; then
+  for f in "${files[@]}"; do rm -f "$dir/$f"; done
+fi

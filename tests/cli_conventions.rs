@@ -1,0 +1,134 @@
+//! The command line's conventions: `--version` with the commit, shell completions, and a
+//! mistyped subcommand named as such rather than read as a file.
+
+use crate::common::taskchain;
+use predicates::prelude::*;
+
+/// The commit `git` says the package is at, as build.rs writes it (12 digits), when this
+/// is a checkout with git installed.
+fn head_commit() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8(out.stdout).unwrap().trim().to_string())
+}
+
+#[test]
+fn version_names_the_commit() {
+    let out = taskchain().arg("--version").assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let want = match head_commit() {
+        Some(c) => format!("taskchain {} (commit {c})\n", env!("CARGO_PKG_VERSION")),
+        None => format!("taskchain {}\n", env!("CARGO_PKG_VERSION")),
+    };
+    assert_eq!(text, want);
+}
+
+#[test]
+fn bash_completion_completes_flags_and_subcommands() {
+    let script = taskchain()
+        .args(["completions", "bash"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("taskchain.bash");
+    std::fs::write(&path, script).unwrap();
+    // What bash offers after `taskchain --thr<TAB>` and after `taskchain com<TAB>`: bash
+    // calls the function with the command, the word being completed and the one before.
+    let complete = |words: &str, cword: usize| {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{words}'; \
+                 COMP_POINT=${{#COMP_LINE}}; \
+                 _taskchain taskchain \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+                path.display()
+            ))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(complete("taskchain --thr", 1), "--threshold-ms\n");
+    let subcommands = complete("taskchain com", 1);
+    assert!(subcommands.lines().any(|l| l == "compare"), "{subcommands}");
+    assert!(
+        subcommands.lines().any(|l| l == "completions"),
+        "{subcommands}"
+    );
+    assert_eq!(
+        complete("taskchain compare --fail-on", 2),
+        "--fail-on-regression\n"
+    );
+}
+
+#[test]
+fn zsh_and_fish_completions_name_the_command() {
+    for (shell, start) in [
+        ("zsh", "#compdef taskchain\n"),
+        ("fish", "# Print an optspec for argparse"),
+    ] {
+        let out = taskchain().args(["completions", shell]).assert().success();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        assert!(text.starts_with(start), "{shell}: {}", &text[..80]);
+        assert!(text.contains("threshold-ms"), "{shell}");
+        assert!(text.contains("fail-on-regression"), "{shell}");
+    }
+    taskchain()
+        .args(["completions", "tcsh"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("invalid value 'tcsh'"));
+}
+
+#[test]
+fn mistyped_subcommand_is_named_not_read_as_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let said = "taskchain: error: comapre: no such file or folder, and no such command: did you mean `taskchain compare`?\n";
+    taskchain()
+        .current_dir(dir.path())
+        .args(["comapre", "a.json", "--", "b.json"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(said);
+    // A flag only `compare` has: clap refuses the line, the suggestion still comes.
+    taskchain()
+        .current_dir(dir.path())
+        .args([
+            "comapre",
+            "--fail-on-regression",
+            "5",
+            "a.json",
+            "--",
+            "b.json",
+        ])
+        .assert()
+        .code(2)
+        .stderr(said);
+    // Words far from every command, and paths, are files as before.
+    taskchain()
+        .current_dir(dir.path())
+        .arg("traces")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("did you mean").not());
+    // A file of that name is read, not second-guessed.
+    std::fs::write(dir.path().join("comapre"), b"[]").unwrap();
+    taskchain()
+        .current_dir(dir.path())
+        .args(["-q", "comapre"])
+        .assert()
+        .stderr(predicates::str::contains("did you mean").not());
+}

@@ -1,0 +1,137 @@
+//! Memory bounded by the answer (issue 18 §5): field data read member by member gives the
+//! rows worked out by hand, in one chunk of samples or many, in order or not; strings over
+//! 1 MiB are cut and their file's rows flagged `string_cut`. (Peak memory itself is
+//! measured by scripts/bench-memory.sh, not here.)
+
+use crate::common::taskchain;
+
+fn csv_rows(path: &std::path::Path) -> (Vec<Vec<String>>, String) {
+    let out = taskchain().arg(path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut r = csv::Reader::from_reader(&out.stdout[..]);
+    let rows = r
+        .records()
+        .map(|x| x.unwrap().iter().map(str::to_owned).collect())
+        .collect();
+    (rows, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+const NODES: &str = r#"[{"id":1,"callFrame":{"functionName":"(root)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1},"children":[2,3,4]},{"id":2,"callFrame":{"functionName":"(idle)","scriptId":"0","url":"","lineNumber":-1,"columnNumber":-1}},{"id":3,"callFrame":{"functionName":"f","scriptId":"1","url":"a.js","lineNumber":9,"columnNumber":4}},{"id":4,"callFrame":{"functionName":"g","scriptId":"1","url":"a.js","lineNumber":19,"columnNumber":2}}]"#;
+
+/// 60 runs of 100 busy samples (f, g, f, …) then 50 idle ones, 1 ms apart from
+/// startTime 0: 9,000 samples, more than two chunks of 4,096. With `swap`, two samples of
+/// each busy run are written out of order (a negative delta), which sorting undoes.
+fn profile(swap: bool) -> String {
+    let mut samples = Vec::new();
+    for r in 0..60 {
+        let leaf = if r % 2 == 0 { 3 } else { 4 };
+        samples.extend(std::iter::repeat_n(leaf, 100));
+        samples.extend(std::iter::repeat_n(2, 50));
+    }
+    // (node, time in ms) in file order.
+    let mut at: Vec<(i32, i64)> = samples.iter().zip(1..).map(|(&n, t)| (n, t)).collect();
+    if swap {
+        for r in 0..60 {
+            at.swap(150 * r + 40, 150 * r + 41);
+        }
+    }
+    let mut prev = 0;
+    let deltas: Vec<String> = at
+        .iter()
+        .map(|&(_, t)| {
+            let d = (t - prev) * 1000;
+            prev = t;
+            d.to_string()
+        })
+        .collect();
+    let ids: Vec<String> = at.iter().map(|(n, _)| n.to_string()).collect();
+    format!(
+        r#"{{"nodes":{NODES},"startTime":0,"endTime":9000000,"samples":[{}],"timeDeltas":[{}]}}"#,
+        ids.join(","),
+        deltas.join(",")
+    )
+}
+
+#[test]
+fn cpuprofile_read_member_by_member_gives_the_rows_worked_out_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let in_order = dir.path().join("in-order.cpuprofile");
+    let swapped = dir.path().join("swapped.cpuprofile");
+    std::fs::write(&in_order, profile(false)).unwrap();
+    std::fs::write(&swapped, profile(true)).unwrap();
+    let (rows, _) = csv_rows(&in_order);
+    assert_eq!(rows.len(), 60);
+    for (r, row) in rows.iter().enumerate() {
+        // Busy span r: samples 150r+1 … 150r+100 ms, ended by the idle one at 150r+101.
+        let start_ms = 150 * r as i64 + 1;
+        assert_eq!(row[4], (start_ms * 1000).to_string(), "row {r}");
+        assert_eq!(row[5], format!("{start_ms}.000"));
+        assert_eq!(row[6], "100.000");
+        // The 100 busy samples are the target (run 27 spans the first chunk boundary,
+        // sample 4,096; run 54 the second).
+        assert_eq!(row[8], "100", "row {r}");
+        assert_eq!(row[11], "ok");
+        let (leaf, pos) = if r % 2 == 0 { ("f", "10") } else { ("g", "20") };
+        assert_eq!((row[13].as_str(), row[15].as_str()), (leaf, pos));
+        assert_eq!(row[19], "busy_span");
+    }
+    // Out of order in the file, the same samples once sorted: the same rows but the name.
+    let (other, _) = csv_rows(&swapped);
+    let strip = |rows: &[Vec<String>]| -> Vec<Vec<String>> {
+        rows.iter().map(|r| r[1..].to_vec()).collect()
+    };
+    assert_eq!(strip(&other), strip(&rows));
+}
+
+#[test]
+fn long_function_name_is_cut_to_one_mib_and_flagged() {
+    let long = "x".repeat((1 << 20) + 100);
+    let nodes = NODES.replace(
+        r#""functionName":"f""#,
+        &format!(r#""functionName":"{long}""#),
+    );
+    let samples = [[3; 100].as_slice(), &[2; 10]].concat();
+    let ids: Vec<String> = samples.iter().map(i32::to_string).collect();
+    let deltas = vec!["1000"; samples.len()].join(",");
+    let doc = format!(
+        r#"{{"nodes":{nodes},"startTime":0,"endTime":200000,"samples":[{}],"timeDeltas":[{deltas}]}}"#,
+        ids.join(",")
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.cpuprofile");
+    std::fs::write(&path, doc).unwrap();
+    let (rows, stderr) = csv_rows(&path);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][13].len(), 1 << 20);
+    assert!(rows[0][13].bytes().all(|b| b == b'x'));
+    // (The profile's first sample is the task's first: `profile_started_inside` too.)
+    assert!(
+        rows[0][12].split(';').any(|f| f == "string_cut"),
+        "{}",
+        rows[0][12]
+    );
+    assert!(stderr.contains("strings longer than 1 MiB"), "{stderr}");
+}
+
+#[test]
+fn long_thread_name_in_a_trace_is_cut_and_flags_the_rows() {
+    let long = "t".repeat((1 << 20) + 1);
+    let doc = format!(
+        "{{\"traceEvents\":[\n\
+         {{\"pid\":1,\"tid\":1,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"thread_name\",\"args\":{{\"name\":\"CrRendererMain\"}}}},\n\
+         {{\"pid\":1,\"tid\":2,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"thread_name\",\"args\":{{\"name\":\"{long}\"}}}},\n\
+         {{\"pid\":1,\"tid\":1,\"ts\":1000,\"ph\":\"X\",\"cat\":\"toplevel\",\"name\":\"RunTask\",\"dur\":60000}}\n]}}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.json");
+    std::fs::write(&path, doc).unwrap();
+    let (rows, stderr) = csv_rows(&path);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0][3], "CrRendererMain");
+    assert_eq!(rows[0][12], "string_cut");
+    assert!(stderr.contains("strings longer than 1 MiB"), "{stderr}");
+}
