@@ -23,6 +23,21 @@ use crate::error::{Error, Result};
 pub trait BlockSource {
     /// Appends the next block to `buf`; `Ok(false)` at the end of the stream.
     fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool>;
+
+    /// The next block in a buffer of its own, as `(buffer, room)`: the block's bytes are
+    /// `buffer[room..]`, and the `room` bytes before them are free for the caller to
+    /// fill (with the partial event carried over from the block before, which then needs
+    /// no copy of the block). `Ok(None)` at the end of the stream. The default gives no
+    /// room.
+    fn next_block(&mut self) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+        let mut v = Vec::new();
+        // A source may append its last bytes with `Ok(false)`: they are a block too.
+        let more = self.append_to(&mut v)?;
+        Ok((more || !v.is_empty()).then_some((v, 0)))
+    }
+
+    /// Hands back a buffer of [`BlockSource::next_block`] for reuse (the default drops it).
+    fn recycle(&mut self, _buffer: Vec<u8>) {}
 }
 
 impl<I: Iterator<Item = std::io::Result<Vec<u8>>>> BlockSource for I {
@@ -321,10 +336,17 @@ pub struct GzBlocks {
 }
 
 /// Size of one decompressed block. Tuned on the 1 GB benchmark .gz files: 1–8 MB gave
-/// the same time within noise; the scanner copies each block once.
+/// the same time within noise.
 const GZ_BLOCK: usize = 4 << 20;
-/// Blocks in flight.
-const GZ_BLOCKS: usize = 3;
+/// Free bytes before each decompressed block ([`BlockSource::next_block`]): the scanner
+/// copies the partial event at the end of one block there, before the next one, instead
+/// of copying the block after the partial event. Events are mostly far smaller.
+pub const CARRY_ROOM: usize = 1 << 20;
+/// Blocks in flight: the one being decompressed, one waiting, and those the scanner
+/// holds (one walked on each of two threads, the last one walked until the next is
+/// known to start where it ended, and the next one being joined to its carried-over
+/// partial event).
+const GZ_BLOCKS: usize = 6;
 
 impl GzBlocks {
     /// Size of the compressed input, bytes.
@@ -346,14 +368,14 @@ impl GzBlocks {
         let (full_tx, full) = std::sync::mpsc::sync_channel(GZ_BLOCKS);
         let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(GZ_BLOCKS + 1);
         for _ in 0..GZ_BLOCKS {
-            let _ = empty.send(Vec::with_capacity(GZ_BLOCK));
+            let _ = empty.send(Vec::with_capacity(CARRY_ROOM + GZ_BLOCK));
         }
         std::thread::spawn(move || {
             let mut dec = gzip::GzipReader::new(&compressed);
             let mut reported = 0u64;
             while let Ok(mut block) = empty_rx.recv() {
-                block.resize(GZ_BLOCK, 0);
-                let mut n = 0;
+                block.resize(CARRY_ROOM + GZ_BLOCK, 0);
+                let mut n = CARRY_ROOM;
                 let result = loop {
                     match dec.read(&mut block[n..]) {
                         Ok(0) => break Ok(()),
@@ -373,8 +395,8 @@ impl GzBlocks {
                     p.fetch_add(consumed - reported, std::sync::atomic::Ordering::Relaxed);
                     reported = consumed;
                 }
-                let last = n == 0 || result.is_err();
-                if n > 0 && full_tx.send(Ok(block)).is_err() {
+                let last = n == CARRY_ROOM || result.is_err();
+                if n > CARRY_ROOM && full_tx.send(Ok(block)).is_err() {
                     return;
                 }
                 if let Err(e) = result {
@@ -398,12 +420,28 @@ impl crate::input::BlockSource for GzBlocks {
     fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
         match self.full.recv() {
             Ok(Ok(block)) => {
-                buf.extend_from_slice(&block);
+                buf.extend_from_slice(&block[CARRY_ROOM..]);
                 let _ = self.empty.send(block);
                 Ok(true)
             }
             Ok(Err(e)) => Err(e),
             Err(_) => Ok(false), // the decoder is done
+        }
+    }
+
+    fn next_block(&mut self) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+        match self.full.recv() {
+            Ok(Ok(block)) => Ok(Some((block, CARRY_ROOM))),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn recycle(&mut self, buffer: Vec<u8>) {
+        // Only buffers of about the decoder's size (a huge event's is freed); a full
+        // queue or a finished decoder drops it.
+        if (CARRY_ROOM + GZ_BLOCK..=2 * (CARRY_ROOM + GZ_BLOCK)).contains(&buffer.capacity()) {
+            let _ = self.empty.try_send(buffer);
         }
     }
 }
