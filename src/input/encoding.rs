@@ -214,6 +214,10 @@ impl<S: BlockSource> BlockSource for Decoded<S> {
     fn recycle(&mut self, buffer: Vec<u8>) {
         self.inner.recycle(buffer);
     }
+
+    fn will_hold(&mut self, blocks: usize) {
+        self.inner.will_hold(blocks);
+    }
 }
 
 #[cfg(test)]

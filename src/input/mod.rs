@@ -37,7 +37,14 @@ pub trait BlockSource {
     }
 
     /// Hands back a buffer of [`BlockSource::next_block`] for reuse (the default drops it).
+    /// Every buffer taken must be handed back (or replaced by one at least as large): a
+    /// source with a fixed set of buffers waits for one before it decodes more.
     fn recycle(&mut self, _buffer: Vec<u8>) {}
+
+    /// Says that the caller may hold up to `blocks` buffers of [`BlockSource::next_block`]
+    /// at once before it hands one back: a source with a fixed set of buffers makes sure
+    /// it has more than that, so that it never waits for a buffer the caller waits on.
+    fn will_hold(&mut self, _blocks: usize) {}
 }
 
 impl<I: Iterator<Item = std::io::Result<Vec<u8>>>> BlockSource for I {
@@ -331,6 +338,10 @@ impl crate::input::BlockSource for ReadBlocks {
 pub struct GzBlocks {
     full: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
     empty: std::sync::mpsc::SyncSender<Vec<u8>>,
+    /// Buffers made for the decoder (at most [`GZ_MAX_BLOCKS`]).
+    buffers: usize,
+    /// Buffers of [`BlockSource::next_block`] not handed back yet.
+    lent: usize,
     compressed_len: u64,
     trace_id: String,
 }
@@ -347,6 +358,10 @@ pub const CARRY_ROOM: usize = 1 << 20;
 /// known to start where it ended, and the next one being joined to its carried-over
 /// partial event).
 const GZ_BLOCKS: usize = 6;
+/// Most buffers a decoder gets ([`BlockSource::will_hold`]).
+const GZ_MAX_BLOCKS: usize = 64;
+/// A decoder buffer's capacity.
+const GZ_BUFFER: usize = CARRY_ROOM + GZ_BLOCK;
 
 impl GzBlocks {
     /// Size of the compressed input, bytes.
@@ -366,15 +381,15 @@ impl GzBlocks {
         let compressed_len = compressed.len() as u64;
         let trace_id = identity::trace_id(&compressed);
         let (full_tx, full) = std::sync::mpsc::sync_channel(GZ_BLOCKS);
-        let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(GZ_BLOCKS + 1);
+        let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(GZ_MAX_BLOCKS);
         for _ in 0..GZ_BLOCKS {
-            let _ = empty.send(Vec::with_capacity(CARRY_ROOM + GZ_BLOCK));
+            let _ = empty.send(Vec::with_capacity(GZ_BUFFER));
         }
         std::thread::spawn(move || {
             let mut dec = gzip::GzipReader::new(&compressed);
             let mut reported = 0u64;
             while let Ok(mut block) = empty_rx.recv() {
-                block.resize(CARRY_ROOM + GZ_BLOCK, 0);
+                block.resize(GZ_BUFFER, 0);
                 let mut n = CARRY_ROOM;
                 let result = loop {
                     match dec.read(&mut block[n..]) {
@@ -410,6 +425,8 @@ impl GzBlocks {
         GzBlocks {
             full,
             empty,
+            buffers: GZ_BLOCKS,
+            lent: 0,
             compressed_len,
             trace_id,
         }
@@ -431,18 +448,39 @@ impl crate::input::BlockSource for GzBlocks {
 
     fn next_block(&mut self) -> std::io::Result<Option<(Vec<u8>, usize)>> {
         match self.full.recv() {
-            Ok(Ok(block)) => Ok(Some((block, CARRY_ROOM))),
+            Ok(Ok(block)) => {
+                self.lent += 1;
+                Ok(Some((block, CARRY_ROOM)))
+            }
             Ok(Err(e)) => Err(e),
             Err(_) => Ok(None),
         }
     }
 
-    fn recycle(&mut self, buffer: Vec<u8>) {
-        // Only buffers of about the decoder's size (a huge event's is freed); a full
-        // queue or a finished decoder drops it.
-        if (CARRY_ROOM + GZ_BLOCK..=2 * (CARRY_ROOM + GZ_BLOCK)).contains(&buffer.capacity()) {
-            let _ = self.empty.try_send(buffer);
+    fn will_hold(&mut self, blocks: usize) {
+        // One being decoded and one waiting, besides those held.
+        while self.buffers < (blocks + 2).min(GZ_MAX_BLOCKS) {
+            self.buffers += 1;
+            let _ = self.empty.send(Vec::with_capacity(GZ_BUFFER));
         }
+    }
+
+    fn recycle(&mut self, buffer: Vec<u8>) {
+        // A buffer smaller than the decoder's is not one of its own (the scanner's copy
+        // of a partial event): dropped. One of them grown for a huge event is freed and
+        // a new one of the decoder's size goes back in its place, so the decoder never
+        // runs short of buffers.
+        if self.lent == 0 || buffer.capacity() < GZ_BUFFER {
+            return;
+        }
+        self.lent -= 1;
+        let buffer = if buffer.capacity() <= 2 * GZ_BUFFER {
+            buffer
+        } else {
+            drop(buffer);
+            Vec::with_capacity(GZ_BUFFER)
+        };
+        let _ = self.empty.try_send(buffer);
     }
 }
 

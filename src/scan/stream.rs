@@ -428,6 +428,9 @@ impl<S: BlockSource> Pieces<'_, S> {
         let limit = rayon::current_num_threads().max(1);
         let ndjson = self.ndjson;
         self.want = 0;
+        // Held at once: the pieces made and not merged (at most `limit`), the last one
+        // merged, and the material.
+        self.source.will_hold(limit + 2);
         let mut after: Vec<Piece> = Vec::new();
         let (tx, rx) = std::sync::mpsc::channel::<Done>();
         let mut c = Collector::default();
@@ -440,8 +443,8 @@ impl<S: BlockSource> Pieces<'_, S> {
             let (mut made, mut merged, mut in_flight) = (0usize, 0usize, 0usize);
             let mut done_making = false;
             loop {
-                // Make pieces until `limit` are being walked.
-                while !done_making && !ended && in_flight < limit {
+                // Make pieces until `limit` are being walked or wait to be merged.
+                while !done_making && !ended && made - merged < limit {
                     match self.next_piece(made) {
                         None => done_making = true,
                         Some(Next::Walked(walked)) => {
@@ -478,6 +481,7 @@ impl<S: BlockSource> Pieces<'_, S> {
                         let prev = last.take().expect("the first piece starts where expected");
                         let mut bytes =
                             prev.bytes[(expect - prev.base) as usize..prev.cut].to_vec();
+                        self.source.recycle(prev.bytes);
                         let mut later = vec![piece];
                         while in_flight > 0 {
                             let d = wait_one(&rx);
@@ -488,9 +492,11 @@ impl<S: BlockSource> Pieces<'_, S> {
                         merged = made;
                         for p in later {
                             bytes.extend_from_slice(&p.bytes[p.from..p.cut]);
+                            self.source.recycle(p.bytes);
                         }
                         bytes.extend_from_slice(&self.mat[self.mat_from..]);
-                        self.mat = bytes;
+                        let old = std::mem::replace(&mut self.mat, bytes);
+                        self.source.recycle(old);
                         self.mat_base = expect;
                         self.mat_from = 0;
                         self.want = 0;
@@ -519,7 +525,7 @@ impl<S: BlockSource> Pieces<'_, S> {
                     break;
                 }
                 // Wait for a walk, helping with the pool's work meanwhile.
-                if in_flight > 0 && (in_flight >= limit || done_making || ended) {
+                if in_flight > 0 && (made - merged >= limit || done_making || ended) {
                     let d = wait_one(&rx);
                     in_flight -= 1;
                     results.insert(d.piece.k, d);
@@ -809,6 +815,87 @@ mod tests {
                 v.extend_from_slice(&b);
                 (v, self.room)
             }))
+        }
+    }
+
+    /// Blocks in buffers of a fixed size, lent as the gzip decoder lends them: a buffer
+    /// counts as handed back when one at least that large is recycled. Each block taken
+    /// asserts that the scanner holds no more than it said it would ([`BlockSource::will_hold`]):
+    /// a decoder with that many buffers and two more never waits on the scanner.
+    struct LentBlocks {
+        blocks: std::vec::IntoIter<Vec<u8>>,
+        room: usize,
+        size: usize,
+        lent: usize,
+        hold: usize,
+        peak: usize,
+    }
+
+    impl BlockSource for LentBlocks {
+        fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+            Ok(self
+                .blocks
+                .next()
+                .map(|b| buf.extend_from_slice(&b))
+                .is_some())
+        }
+        fn next_block(&mut self) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+            let Some(b) = self.blocks.next() else {
+                return Ok(None);
+            };
+            self.lent += 1;
+            self.peak = self.peak.max(self.lent);
+            assert!(
+                self.lent <= self.hold,
+                "{} buffers held, {} said",
+                self.lent,
+                self.hold
+            );
+            let mut v = Vec::with_capacity(self.size);
+            v.resize(self.room, 0);
+            v.extend_from_slice(&b);
+            Ok(Some((v, self.room)))
+        }
+        fn recycle(&mut self, buffer: Vec<u8>) {
+            if buffer.capacity() >= self.size {
+                self.lent = self.lent.saturating_sub(1);
+            }
+        }
+        fn will_hold(&mut self, blocks: usize) {
+            self.hold = blocks;
+        }
+    }
+
+    #[test]
+    fn the_scanner_holds_no_more_buffers_than_it_says() {
+        // With wrong cuts (decoys) and a second trace, on 1–3 threads: a decoder with a
+        // fixed set of buffers would otherwise wait forever for one the scanner keeps.
+        let mut text = many_events(true);
+        text.extend_from_slice(b"\n");
+        text.extend_from_slice(&many_events(false));
+        for threads in [1, 2, 3] {
+            for (block, room) in [(1 << 20, 1 << 16), (256 << 10, 64 << 10)] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let mut src = LentBlocks {
+                    blocks: text
+                        .chunks(block)
+                        .map(<[u8]>::to_vec)
+                        .collect::<Vec<_>>()
+                        .into_iter(),
+                    room,
+                    size: room + block,
+                    lent: 0,
+                    hold: 0,
+                    peak: 0,
+                };
+                let (t, err) = pool.install(|| scan_blocks(&mut src).unwrap());
+                assert!(err.is_none());
+                assert!(src.peak >= 2, "{}", src.peak);
+                same_as_whole(&text, &t);
+            }
         }
     }
 
