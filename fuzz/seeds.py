@@ -1,53 +1,172 @@
 #!/usr/bin/env python3
-"""Writes small seed inputs for the `pipeline` fuzz target into fuzz/corpus/pipeline:
-the metadata, task, Profile and first ProfileChunk events of real sample traces, as a bare
-array and as {"traceEvents": ...}, each after one control byte (see the target).
+"""Writes small seed inputs (at most 64 KB each) for the fuzz targets into fuzz/corpus/<target>,
+cut from the real traces of ../shared/traces and samples/:
 
-Usage (from the repository root): python3 fuzz/seeds.py
-Then: cd fuzz && cargo fuzz run pipeline -s none -- -max_len=65536 -max_total_time=600
-Also writes single events of one sample into fuzz/corpus/event_parses (`event_parses`).
+- pipeline, split, gzip_stream: a control byte (see the targets), then a cut trace as
+  Chrome writes it (one event per line): the metadata, tracing-start and frame events, the
+  Profile event, the first ProfileChunks, and the longest tasks in the time they cover with
+  the events nested in them (so that chains resolve); as {"traceEvents": [...]} and as a
+  bare array, after control bytes 0 (50 ms threshold) and 1 (every task is long). Also the
+  field samples (.cpuprofile, bundles), cut to 64 KB.
+- field_readers: the field samples, their number arrays cut to fit 64 KB (still valid JSON).
+- event_parses: single events of several kinds, as Chrome wrote them.
+- number_arrays: `samples` and `timeDeltas` arrays of real chunks.
+
+Usage (from the repository root): python3 fuzz/seeds.py [SHARED_TRACES_DIR]
+Then: scripts/fuzz.sh TARGET SECONDS
 """
+import glob
 import gzip
 import json
 import os
+import sys
 
-OUT = "fuzz/corpus/pipeline"
-SOURCES = [
-    "samples/cpu-profiler-m86/trace.json.gz",
-    "samples/chrome-66-cpuprofile-worker/trace.json.gz",
-    "samples/chrome-70-worker/trace.json.gz",
-    "samples/chromium-click-chain/trace.json.gz",
-]
-KEEP = {"RunTask", "MessageLoop::RunTask", "ThreadControllerImpl::RunTask", "Profile",
-        "CpuProfile", "TracingStartedInBrowser"}
+LIMIT = 64 * 1024
+SHARED = sys.argv[1] if len(sys.argv) > 1 else "../shared/traces"
+TASKS = {"RunTask", "ThreadControllerImpl::RunTask", "ThreadControllerImpl::DoWork",
+         "TaskQueueManager::ProcessTaskFromWorkQueue", "MessageLoop::RunTask"}
+KEEP = {"Profile", "CpuProfile", "TracingStartedInBrowser", "TracingStartedInPage",
+        "FrameCommittedInBrowser", "CommitLoad", "navigationStart", "TracingStartedInBrowser"}
+NESTED = {"EventDispatch", "FunctionCall", "TimerFire", "FireAnimationFrame", "EvaluateScript",
+          "v8.evaluateModule", "ParseHTML", "XHRLoad", "RunMicrotasks", "MinorGC", "MajorGC",
+          "Layout", "UpdateLayoutTree", "Paint"}
 
-os.makedirs(OUT, exist_ok=True)
-for k, src in enumerate(SOURCES):
-    doc = json.loads(gzip.open(src).read())
-    events = doc["traceEvents"] if isinstance(doc, dict) else doc
-    keep = [e for e in events if e.get("ph") == "M" or e.get("name") in KEEP]
-    keep += [e for e in events if e.get("name") == "ProfileChunk"][:3]
-    for i, form in enumerate([keep, {"traceEvents": keep}]):
-        data = json.dumps(form, separators=(",", ":")).encode()
-        with open(f"{OUT}/seed{k}{i}", "wb") as f:
-            f.write(b"\x00" + data[:60000])
-# Field data: the samples themselves (small), each after a control byte.
-FIELD = ["samples/field-bundle/trace.json", "samples/field-cpuprofile/trace.cpuprofile",
-         "samples/field-legacy-profile/trace.cpuprofile", "samples/field-chromium-bundle/trace.json",
-         "samples/node-cpu-prof/trace.cpuprofile"]
-for k, src in enumerate(FIELD):
-    with open(src, "rb") as f, open(f"{OUT}/field{k}", "wb") as out:
-        out.write(b"\x00" + f.read()[:60000])
-# Single events as Chrome writes them, for the `event_parses` target.
-EVENTS = "fuzz/corpus/event_parses"
-os.makedirs(EVENTS, exist_ok=True)
-doc = json.loads(gzip.open(SOURCES[3]).read())
-events = doc["traceEvents"] if isinstance(doc, dict) else doc
-seen = set()
-for e in events:
-    kind = (e.get("ph"), e.get("name"))
-    if kind not in seen and len(seen) < 40:
-        seen.add(kind)
-        with open(f"{EVENTS}/event{len(seen)}", "wb") as f:
-            f.write(json.dumps(e, separators=(",", ":")).encode()[:4000])
-print(f"{len(SOURCES) * 2 + len(FIELD)} seeds in {OUT}, {len(seen)} in {EVENTS}")
+
+def load(path):
+    raw = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
+    return json.loads(raw)
+
+
+def compact(v):
+    return json.dumps(v, separators=(",", ":"))
+
+
+def as_trace(events, wrapped):
+    body = ",\n".join(compact(e) for e in events)
+    text = '{"traceEvents":[\n' + body + "]}\n" if wrapped else "[\n" + body + "]\n"
+    return text.encode()
+
+
+def chunk_span(chunks, start):
+    """The (first, last) sample time, µs, of a profile's chunks."""
+    t, lo = start, None
+    for c in chunks:
+        for d in (c.get("args", {}).get("data", {}) or {}).get("timeDeltas", []) or []:
+            if isinstance(d, (int, float)):
+                t += d
+                lo = t if lo is None else lo
+    return (lo if lo is not None else start), t
+
+
+def cut_trace(events):
+    """A small valid trace from `events` (see the module doc), or None."""
+    meta = [e for e in events if e.get("ph") == "M"][:60]
+    keep = [e for e in events if e.get("name") in KEEP and e.get("ph") != "M"][:10]
+    chunks = [e for e in events if e.get("name") == "ProfileChunk"]
+    profiles = [e for e in events if e.get("name") in ("Profile", "CpuProfile")]
+    start = None
+    for p in profiles:
+        s = (p.get("args", {}).get("data", {}) or {}).get("startTime")
+        if isinstance(s, (int, float)):
+            start = s
+            break
+    for n_chunks in (6, 4, 3, 2, 1, 0):
+        kept_chunks = [c for c in chunks if not profiles or c.get("id") == profiles[0].get("id")][:n_chunks]
+        if start is not None and kept_chunks:
+            lo, hi = chunk_span(kept_chunks, start)
+        else:
+            lo, hi = float("-inf"), float("inf")
+        tasks = [e for e in events if e.get("name") in TASKS and e.get("ph") == "X"
+                 and isinstance(e.get("ts"), (int, float)) and lo <= e["ts"] <= hi]
+        tasks.sort(key=lambda e: -(e.get("dur") or 0))
+        chosen = tasks[:4]
+        nested = [e for e in events if e.get("name") in NESTED and any(
+            e.get("tid") == t.get("tid") and t["ts"] <= (e.get("ts") or -1) <= t["ts"] + (t.get("dur") or 0)
+            for t in chosen)][:30]
+        body = sorted(keep + kept_chunks + chosen + nested, key=lambda e: e.get("ts") or 0)
+        out = meta + [p for p in profiles[:1] if p not in body] + body
+        if len(as_trace(out, True)) <= LIMIT - 1:
+            return out
+    return None
+
+
+def write(target, name, data):
+    d = f"fuzz/corpus/{target}"
+    os.makedirs(d, exist_ok=True)
+    assert len(data) <= LIMIT, (target, name, len(data))
+    with open(f"{d}/{name}", "wb") as f:
+        f.write(data)
+
+
+def cut_field(doc):
+    """`doc` (a .cpuprofile or a bundle) with its number arrays cut until it fits."""
+    def arrays(v, n):
+        if isinstance(v, dict):
+            return {k: arrays(x, n) for k, x in v.items()}
+        if isinstance(v, list):
+            if v and all(isinstance(x, (int, float)) for x in v):
+                return v[:n]
+            return [arrays(x, n) for x in v[: max(n, 8)]]
+        return v
+    for n in (100000, 4000, 1000, 300, 100, 30, 10):
+        data = compact(arrays(doc, n)).encode()
+        if len(data) <= LIMIT - 1:
+            return data
+    return None
+
+
+traces = sorted(glob.glob(f"{SHARED}/chromium/*.json*") + glob.glob(f"{SHARED}/public/*/*.json.gz")
+                + glob.glob("samples/*/trace.json*"))
+traces = [t for t in traces if "groundtruth" not in t]
+counts = {}
+seen_events = set()
+arrays_written = 0
+for k, path in enumerate(traces):
+    try:
+        doc = load(path)
+    except (ValueError, OSError):
+        continue
+    events = doc.get("traceEvents") if isinstance(doc, dict) else doc
+    if not isinstance(events, list) or not events or not isinstance(events[0], dict):
+        continue
+    cut = cut_trace([e for e in events if isinstance(e, dict)])
+    base = os.path.basename(os.path.dirname(path)) + "-" + os.path.basename(path).split(".")[0]
+    if cut:
+        for wrapped in (True, False):
+            for control in (0, 1):
+                data = bytes([control]) + as_trace(cut, wrapped)
+                for target in ("pipeline", "split", "gzip_stream"):
+                    write(target, f"{base}-{'obj' if wrapped else 'arr'}-{control}", data)
+                    counts[target] = counts.get(target, 0) + 1
+    for e in events:
+        if not isinstance(e, dict):
+            continue
+        kind = (e.get("ph"), e.get("name"))
+        if kind not in seen_events and len(seen_events) < 200:
+            seen_events.add(kind)
+            data = compact(e).encode()
+            if len(data) <= 4096:
+                write("event_parses", f"event{len(seen_events)}", data)
+        if e.get("name") == "ProfileChunk" and arrays_written < 60:
+            data = (e.get("args", {}).get("data", {}) or {})
+            for key, v in (("samples", (data.get("cpuProfile") or {}).get("samples")),
+                           ("timeDeltas", data.get("timeDeltas"))):
+                if isinstance(v, list) and v:
+                    write("number_arrays", f"{base}-{key}{arrays_written}", compact(v[:800]).encode())
+                    arrays_written += 1
+counts["event_parses"] = len(glob.glob("fuzz/corpus/event_parses/*"))
+counts["number_arrays"] = arrays_written
+# Field data: the samples' .cpuprofile files and bundles, cut to fit.
+for path in sorted(glob.glob("samples/*/trace.cpuprofile") + glob.glob("samples/field-*/trace.json")):
+    try:
+        data = cut_field(json.load(open(path)))
+    except ValueError:
+        continue
+    if data is None:
+        continue
+    base = os.path.basename(os.path.dirname(path))
+    write("field_readers", base, data)
+    for target in ("pipeline", "split", "gzip_stream"):
+        write(target, f"{base}-0", b"\x00" + data)
+    counts["field_readers"] = counts.get("field_readers", 0) + 1
+print(", ".join(f"{n} seeds in fuzz/corpus/{t}" for t, n in sorted(counts.items())))

@@ -44,6 +44,27 @@ pub struct Settings {
     /// Called as each stage of a file ends (for benchmarks: `TASKCHAIN_TIMINGS` makes the
     /// CLI print them).
     pub stage_done: Option<StageDone>,
+    /// Where the file's rows go as they are made, instead of [`FileReport::rows`]: `None`
+    /// collects them there (the library's default).
+    pub row_sink: Option<RowSink>,
+}
+
+/// A callback handed a file's rows as they are made, in blocks of at most 16,384, in
+/// report order (by pid, tid and start; each row with its `trace_id`): the report then
+/// comes back with `rows` empty, and memory holds one block of rows, not the file's. The
+/// batch streams them to the writers this way. Called from the thread analysing the file,
+/// before the report is returned; not called for a file that fails before its long tasks
+/// are known.
+#[derive(Clone)]
+pub struct RowSink(pub Arc<RowSinkFn>);
+
+/// The function in a [`RowSink`].
+pub type RowSinkFn = dyn Fn(Vec<ReportRow>) + Send + Sync;
+
+impl std::fmt::Debug for RowSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RowSink(..)")
+    }
 }
 
 /// A callback told `(file, stage, time since the file's analysis started)` as each stage
@@ -72,6 +93,7 @@ impl Default for Settings {
             progress: None,
             enrich: Enrichment::default(),
             stage_done: None,
+            row_sink: None,
         }
     }
 }
@@ -121,41 +143,53 @@ pub fn analyze_input_deferring(
 ) -> Result<FileReport, Error> {
     let path = inp.path();
     let name = inp.display_name();
-    let (result, bytes, trace_id): (_, _, Option<String>) =
-        match input::open(inp, s.progress.clone())? {
-            input::Source::Whole(bytes) => {
-                let n = bytes.len() as u64;
-                let id = input::identity::trace_id(&bytes);
-                let result = analyze_bytes_deferring(&name, &bytes, s, later);
-                later.keep(bytes);
-                (result, n, Some(id))
-            }
-            input::Source::Gzip(blocks) => {
-                let n = blocks.compressed_len();
-                let id = blocks.trace_id().to_string();
-                (
-                    analyze_stream_deferring(&name, blocks, s, later),
-                    n,
-                    Some(id),
-                )
-            }
-            input::Source::Stream(blocks) => {
-                let read = blocks.bytes_read();
-                let result = analyze_stream_deferring(&name, blocks, s, later);
-                (
-                    result,
-                    read.load(std::sync::atomic::Ordering::Relaxed),
-                    None,
-                )
-            }
-        };
+    let source = input::open(inp, s.progress.clone())?;
+    let trace_id: Option<Arc<str>> = match &source {
+        input::Source::Whole(bytes) => Some(input::identity::trace_id(bytes).into()),
+        input::Source::Gzip(blocks) => Some(blocks.trace_id().into()),
+        input::Source::Stream(_) => None,
+    };
+    // Streamed rows get the trace id on their way out; collected ones below.
+    let streaming;
+    let s = match (&s.row_sink, &trace_id) {
+        (Some(sink), Some(id)) => {
+            let (sink, id) = (sink.clone(), id.clone());
+            streaming = Settings {
+                row_sink: Some(RowSink(Arc::new(move |mut rows: Vec<ReportRow>| {
+                    for r in &mut rows {
+                        r.trace_id = Some(id.clone());
+                    }
+                    (sink.0)(rows)
+                }))),
+                ..s.clone()
+            };
+            &streaming
+        }
+        _ => s,
+    };
+    let (result, bytes) = match source {
+        input::Source::Whole(bytes) => {
+            let n = bytes.len() as u64;
+            let result = analyze_whole(&name, &bytes, &|| bytes.release_pages(), s, later);
+            later.keep(bytes);
+            (result, n)
+        }
+        input::Source::Gzip(blocks) => {
+            let n = blocks.compressed_len();
+            (analyze_stream_deferring(&name, blocks, s, later), n)
+        }
+        input::Source::Stream(blocks) => {
+            let read = blocks.bytes_read();
+            let result = analyze_stream_deferring(&name, blocks, s, later);
+            (result, read.load(std::sync::atomic::Ordering::Relaxed))
+        }
+    };
     let mut rep = result.map_err(|e| e.at(path))?;
     rep.stats.bytes = bytes;
-    let shared: Option<Arc<str>> = trace_id.as_deref().map(Arc::from);
     for r in &mut rep.rows {
-        r.trace_id.clone_from(&shared);
+        r.trace_id.clone_from(&trace_id);
     }
-    rep.trace_id = trace_id;
+    rep.trace_id = trace_id.map(|id| id.to_string());
     Ok(rep)
 }
 
@@ -189,8 +223,22 @@ pub fn analyze_bytes_deferring(
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
+    analyze_whole(file, bytes, &|| {}, s, later)
+}
+
+/// [`analyze_bytes_deferring`], calling `read_once` when every byte has been read once
+/// (after a trace's scan, after field data's parse): a mapped file then lets its pages go
+/// ([`input::TraceBytes::release_pages`]); later reads of it fault them in again.
+fn analyze_whole(
+    file: &str,
+    bytes: &[u8],
+    read_once: &dyn Fn(),
+    s: &Settings,
+    later: &mut DeferredDrop,
+) -> Result<FileReport, AnalyzeError> {
     // UTF-16 (PowerShell's `>`): read as the same text in UTF-8.
     if let Some(utf8) = input::encoding::transcode(bytes, input::encoding::sniff(bytes)) {
+        read_once();
         let mut rep = analyze_bytes_deferring(file, &utf8, s, later)?;
         rep.diagnostics.add(UTF16_READ, 1);
         return Ok(rep);
@@ -198,12 +246,13 @@ pub fn analyze_bytes_deferring(
     let start = match envelope::detect(bytes)? {
         Envelope::Events { start, .. } => start,
         Envelope::OtherObject { keys } => {
-            return analyze_field_data(file, bytes, &keys, s, later);
+            return analyze_field_data(file, bytes, &keys, read_once, s, later);
         }
     };
     let timer = Timer::start(file, s.stage_done.as_ref());
     let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
         .map_err(AnalyzeError::from)?;
+    read_once();
     timer.lap("scan");
     let mut trace = trace;
     if let Some((from, to)) =
@@ -256,7 +305,7 @@ pub fn analyze_stream_deferring(
         Err(StreamError::OtherObject(keys, mut whole)) => {
             // Field data (a .cpuprofile.gz): small enough to read whole.
             while source.append_to(&mut whole).unwrap_or(false) {}
-            let mut rep = analyze_field_data(file, &whole, &keys, s, later)?;
+            let mut rep = analyze_field_data(file, &whole, &keys, &|| {}, s, later)?;
             if source.transcoded() {
                 rep.diagnostics.add(UTF16_READ, 1);
             }
@@ -286,16 +335,18 @@ pub fn analyze_stream_deferring(
 }
 
 /// A JSON object without `traceEvents`: field data, a look-alike, or other JSON.
+/// `read_once`: as for [`analyze_whole`].
 fn analyze_field_data(
     file: &str,
     bytes: &[u8],
     keys: &[String],
+    read_once: &dyn Fn(),
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
     match field::format_of(keys) {
         Ok(Some(format)) => {
-            let rec = field::read(bytes, format, s.threshold, s.tasks.as_deref())?;
+            let rec = field::read(bytes, format, s.threshold, s.tasks.as_deref(), read_once)?;
             Ok(resolve(file, rec, None, s, later))
         }
         Err(reason) => Err(AnalyzeError::NotATrace(reason)),
@@ -345,6 +396,7 @@ fn resolve(
         &s.enrich,
         &context,
         diagnostics,
+        s.row_sink.as_ref(),
     );
     rep.events = rec.events;
     rep.broken = rec.broken.take();
@@ -354,7 +406,9 @@ fn resolve(
 
 /// Chains of the recording's long tasks → enrichment (with the file's `context`) → the
 /// file's report (rows, counts, folded stacks), with `diagnostics` and the chain
-/// resolution's own counts of odd input.
+/// resolution's own counts of odd input. With a `sink`, the rows go there block by block
+/// and the report's `rows` stay empty.
+#[allow(clippy::too_many_arguments)]
 pub fn resolve_chains(
     file: &str,
     rec: &Recording,
@@ -363,20 +417,16 @@ pub fn resolve_chains(
     enrichment: &Enrichment,
     context: &FileContext,
     mut diagnostics: crate::vocab::Diagnostics,
+    sink: Option<&RowSink>,
 ) -> FileReport {
-    let fifty = TimeDelta::from_micros(50_000);
     let top = &rec.top_level;
     let mut stats = FileStats {
         bytes: 0,
         threads: rec.threads,
-        top_level_tasks: top.len(),
+        top_level_tasks: top.count,
         long_task_time: rec.tasks.iter().map(|t| t.task.dur).sum(),
-        blocking_time: top
-            .iter()
-            .filter(|t| t.dur > fifty)
-            .map(|t| TimeDelta::from_nanos(t.dur.as_nanos() - fifty.as_nanos()))
-            .sum(),
-        max_task: top.iter().map(|t| t.dur).max().unwrap_or_default(),
+        blocking_time: top.blocking_time,
+        max_task: top.max,
         attributed_time: TimeDelta::ZERO,
         profiles: rec.profiles.profiles.len(),
         samples: rec.profiles.profiles.iter().map(|p| p.sample_count).sum(),
@@ -390,7 +440,7 @@ pub fn resolve_chains(
     let mut symbolication = enricher.symbolication();
     let mut stacks: std::collections::BTreeMap<String, (u64, TimeDelta)> = Default::default();
     let strings_cut = diagnostics.count(crate::scan::args::STRINGS_CUT) > 0;
-    let mut rows = Vec::with_capacity(rec.tasks.len());
+    let mut rows = Vec::with_capacity(if sink.is_some() { 0 } else { rec.tasks.len() });
     // One copy of the file's name and of each thread's, shared by the rows.
     let file_name: Arc<str> = file.into();
     let no_name: Arc<str> = "".into();
@@ -400,7 +450,8 @@ pub fn resolve_chains(
         .map(|(k, v)| (*k, Arc::from(v.as_str())))
         .collect();
     // Tasks in blocks, in order: a block's chains become rows before the next block's
-    // are resolved, so memory holds the rows and one block of chains, not every chain.
+    // are resolved, so memory holds one block of chains, not every chain (and, with a
+    // sink, one block of rows).
     for block in rec.tasks.chunks(CHAIN_BLOCK) {
         let mut chains: Vec<(chain::TaskChain, &reader::FoundTask)> = block
             .par_iter()
@@ -451,7 +502,7 @@ pub fn resolve_chains(
                 e.1 = e.1 + *t;
             }
         }
-        rows.extend(chains.into_iter().map(|(mut c, t)| {
+        let made = chains.into_iter().map(|(mut c, t)| {
             let notes = enricher.task(&c);
             c.flags.set(Flags::TRUNCATED_FILE, rec.truncated);
             c.flags.set(Flags::DAMAGED_FILE, rec.damaged);
@@ -467,7 +518,11 @@ pub fn resolve_chains(
             row.loaf = t.loaf.clone();
             row.notes = notes;
             row
-        }));
+        });
+        match sink {
+            Some(sink) => (sink.0)(made.collect()),
+            None => rows.extend(made),
+        }
     }
     diagnostics.merge(&symbolication.finish());
     FileReport {

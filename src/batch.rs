@@ -207,6 +207,36 @@ pub fn for_each_outcome(
     quiet: bool,
     mut sink: impl FnMut(FileOutcome) -> anyhow::Result<()>,
 ) -> anyhow::Result<()> {
+    for_each_handed(inputs, settings, jobs, quiet, false, |h| match h {
+        Handed::Outcome(o) => sink(o),
+        Handed::Rows(_) => Ok(()),
+    })
+}
+
+/// What [`for_each_handed`] hands on, in input order.
+#[allow(clippy::large_enum_variant)]
+pub enum Handed {
+    /// A block of the next file's rows (when streaming), in report order.
+    Rows(Vec<ReportRow>),
+    /// What became of the next file: after its rows, whose report has none left.
+    Outcome(FileOutcome),
+}
+
+/// Rows blocks in flight from the workers to the sink at most (each ≤ 16,384 rows):
+/// a worker making rows faster than the sink writes them waits.
+const ROW_BLOCKS_IN_FLIGHT: usize = 4;
+
+/// [`for_each_outcome`], and with `stream_rows` each file's rows handed on as they are
+/// made ([`crate::analyze::RowSink`]) rather than in its report: the file being written
+/// streams, the rows of files finished ahead of it wait in memory for their turn.
+pub fn for_each_handed(
+    inputs: &[std::result::Result<InputPath, Error>],
+    settings: &Settings,
+    jobs: usize,
+    quiet: bool,
+    stream_rows: bool,
+    mut sink: impl FnMut(Handed) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -217,8 +247,11 @@ pub fn for_each_outcome(
     // Files being read: (input size, bytes of it scanned so far), for the bar.
     let in_flight: std::sync::Mutex<BTreeMap<usize, (u64, std::sync::Arc<AtomicU64>)>> =
         Default::default();
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, FileOutcome)>();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Handed)>(ROW_BLOCKS_IN_FLIGHT);
     let result = std::thread::scope(|scope| {
+        // Dropped when this closure returns, before the workers are joined: a worker
+        // waiting to send (the channel is bounded) then gets an error and ends.
+        let rx = rx;
         for _ in 0..jobs.min(inputs.len()) {
             let tx = tx.clone();
             let (next, stop, pool, in_flight) = (&next, &stop, &pool, &in_flight);
@@ -237,12 +270,22 @@ pub fn for_each_outcome(
                             lock(in_flight).insert(i, (input_size(inp), counter.clone()));
                             let mut s = settings.clone();
                             s.progress = Some(counter);
+                            if stream_rows {
+                                // A closed channel means the run stopped: the rows go
+                                // nowhere, as the report would.
+                                let tx = tx.clone();
+                                s.row_sink = Some(crate::analyze::RowSink(std::sync::Arc::new(
+                                    move |rows| {
+                                        let _ = tx.send((i, Handed::Rows(rows)));
+                                    },
+                                )));
+                            }
                             let out = pool.install(|| outcome(inp, &s, &mut later));
                             lock(in_flight).remove(&i);
                             out
                         }
                     };
-                    if tx.send((i, out)).is_err() {
+                    if tx.send((i, Handed::Outcome(out))).is_err() {
                         return;
                     }
                     // Freed while the report is written, before the next input is read.
@@ -252,11 +295,28 @@ pub fn for_each_outcome(
         }
         drop(tx);
         let mut pending = BTreeMap::new();
+        // Rows of files after the one being written, for their turn.
+        let mut waiting: BTreeMap<usize, Vec<Vec<ReportRow>>> = BTreeMap::new();
         let mut emit = 0usize;
         let mut done_bytes = 0u64;
+        let mut hand = |h: Handed| -> anyhow::Result<()> {
+            let r = sink(h);
+            if r.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            r
+        };
         loop {
             let (i, out) = match rx.recv_timeout(std::time::Duration::from_millis(200)) {
-                Ok(m) => m,
+                Ok((i, Handed::Rows(rows))) => {
+                    if i == emit {
+                        hand(Handed::Rows(rows))?;
+                    } else {
+                        waiting.entry(i).or_default().push(rows);
+                    }
+                    continue;
+                }
+                Ok((i, Handed::Outcome(out))) => (i, out),
                 Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                     let reading: u64 = lock(&in_flight)
                         .values()
@@ -281,9 +341,9 @@ pub fn for_each_outcome(
                         bar.println(line);
                     }
                 }
-                if let Err(e) = sink(out) {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(e);
+                hand(Handed::Outcome(out))?;
+                for rows in waiting.remove(&emit).into_iter().flatten() {
+                    hand(Handed::Rows(rows))?;
                 }
             }
         }
@@ -438,7 +498,27 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
             None => None,
         };
 
-        for_each_outcome(&inputs, &cfg.analysis, cfg.jobs, cfg.quiet, |outcome| {
+        let handed = |h: Handed| -> anyhow::Result<()> {
+            let outcome = match h {
+                Handed::Rows(rows) => {
+                    out.summary.attributed +=
+                        rows.iter().filter(|r| r.status == ChainStatus::Ok).count();
+                    for r in &rows {
+                        report.row(r).with_context(|| report_error.clone())?;
+                        if let Some(a) = &mut aggregate {
+                            a.add(r);
+                        }
+                        if let Some(a) = &mut md_chains {
+                            a.add(r);
+                        }
+                        if let Some(a) = &mut md_owners {
+                            a.add(r);
+                        }
+                    }
+                    return Ok(());
+                }
+                Handed::Outcome(o) => o,
+            };
             let s = &mut out.summary;
             s.files += usize::from(!matches!(outcome, FileOutcome::LeftOut(_)));
             match outcome {
@@ -457,23 +537,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                     } else {
                         rep.diagnostics.kinds()
                     };
-                    s.attributed += rep
-                        .rows
-                        .iter()
-                        .filter(|r| r.status == ChainStatus::Ok)
-                        .count();
-                    for r in &rep.rows {
-                        report.row(r).with_context(|| report_error.clone())?;
-                        if let Some(a) = &mut aggregate {
-                            a.add(r);
-                        }
-                        if let Some(a) = &mut md_chains {
-                            a.add(r);
-                        }
-                        if let Some(a) = &mut md_owners {
-                            a.add(r);
-                        }
-                    }
+                    // The rows came before, as they were made.
                     report.end_file().with_context(|| report_error.clone())?;
                     if let Some(w) = &mut summary {
                         w.file(&rep).with_context(|| summary_error.clone())?;
@@ -519,7 +583,8 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                 FileOutcome::LeftOut(_) => s.left_out += 1,
             }
             Ok(())
-        })?;
+        };
+        for_each_handed(&inputs, &cfg.analysis, cfg.jobs, cfg.quiet, true, handed)?;
 
         report.finish().with_context(|| report_error.clone())?;
         if let Some(w) = summary {

@@ -471,6 +471,7 @@ impl Common {
                 None => None,
             },
             progress: None,
+            row_sink: None,
             stage_done: std::env::var_os("TASKCHAIN_TIMINGS").map(|_| {
                 crate::analyze::StageDone(std::sync::Arc::new(|file, stage, at| {
                     eprintln!("taskchain: timing: {file}: {stage} done at {at:?}");

@@ -52,6 +52,38 @@ impl TopLevelTask {
     }
 }
 
+/// What the report says of a file's top-level tasks, kept instead of the tasks (a trace
+/// with millions of them held 40 bytes each until the report was written).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TopLevelCounts {
+    /// Top-level tasks.
+    pub count: usize,
+    /// Total blocking time: sum over tasks longer than 50 ms of `dur − 50 ms`
+    /// (Lighthouse's definition, whatever the long-task threshold is).
+    pub blocking_time: TimeDelta,
+    /// The longest task's `dur` (0 without tasks).
+    pub max: TimeDelta,
+}
+
+impl TopLevelCounts {
+    /// The counts of `tasks`.
+    pub fn of<'a>(tasks: impl IntoIterator<Item = &'a TopLevelTask>) -> TopLevelCounts {
+        let fifty = TimeDelta::from_micros(50_000);
+        let mut c = TopLevelCounts::default();
+        let mut max = None;
+        for t in tasks {
+            c.count += 1;
+            if t.dur > fifty {
+                c.blocking_time =
+                    c.blocking_time + TimeDelta::from_nanos(t.dur.as_nanos() - fifty.as_nanos());
+            }
+            max = max.max(Some(t.dur));
+        }
+        c.max = max.unwrap_or_default();
+        c
+    }
+}
+
 /// The diagnostics kind of task `X` events whose `dur` is negative, beyond ±2^63 ns or not
 /// a number: read as still running at the trace's end (the most they can say).
 pub const INVALID_DUR: &str = "task X events whose dur is not a valid duration (negative, \
@@ -77,8 +109,8 @@ pub fn top_level_tasks<'a>(
     let mut out = HashMap::new();
     for (thread, mut ms) in per_thread {
         ms.sort_by_key(|m| (m.ts, m.order));
-        // (task, file order)
-        let mut tasks: Vec<(TopLevelTask, u64)> = Vec::new();
+        // (task, file order); a mark makes one task at most.
+        let mut tasks: Vec<(TopLevelTask, u64)> = Vec::with_capacity(ms.len());
         let mut open: Vec<&TaskMark> = Vec::new();
         for m in ms {
             match m.kind {
@@ -142,7 +174,9 @@ pub fn top_level_tasks<'a>(
             }
         }
         tasks.sort_by_key(|(t, order)| (t.ts, std::cmp::Reverse(t.dur), *order));
-        let mut top: Vec<TopLevelTask> = Vec::new();
+        // At most as many as the tasks: allocated once (grown by doubling, the list of a
+        // trace with millions of tasks left its earlier copies resident).
+        let mut top: Vec<TopLevelTask> = Vec::with_capacity(tasks.len());
         for (t, _) in tasks {
             if let Some(outer) = top.last_mut() {
                 if t.ts < outer.end() && t.end() <= outer.end() + NESTING_SLACK {
@@ -163,6 +197,7 @@ pub fn top_level_tasks<'a>(
             }
             top.push(t);
         }
+        top.shrink_to_fit();
         out.insert(thread, top);
     }
     out
@@ -229,13 +264,20 @@ pub fn long_tasks(
     top_level: &HashMap<ThreadKey, Vec<TopLevelTask>>,
     threshold: TimeDelta,
 ) -> Vec<LongTask> {
+    long_tasks_in_order(top_level, threshold).collect()
+}
+
+/// [`long_tasks`] one by one, without the list.
+pub fn long_tasks_in_order(
+    top_level: &HashMap<ThreadKey, Vec<TopLevelTask>>,
+    threshold: TimeDelta,
+) -> impl Iterator<Item = LongTask> + '_ {
     let sorted: BTreeMap<&ThreadKey, &Vec<TopLevelTask>> = top_level.iter().collect();
     sorted
         .into_values()
         .flatten()
-        .filter(|t| t.dur > threshold)
+        .filter(move |t| t.dur > threshold)
         .copied()
-        .collect()
 }
 
 #[cfg(test)]

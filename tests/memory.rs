@@ -135,3 +135,103 @@ fn long_thread_name_in_a_trace_is_cut_and_flags_the_rows() {
     assert_eq!(rows[0][12], "string_cut");
     assert!(stderr.contains("strings longer than 1 MiB"), "{stderr}");
 }
+
+/// A trace of `n` RunTask events of 60 ms on one renderer main thread, 70 ms apart from
+/// 1 s, and no profile: `n` rows with no chain.
+fn many_tasks(n: usize) -> String {
+    let mut s = String::from(
+        "{\"traceEvents\":[\n{\"pid\":1,\"tid\":1,\"ts\":0,\"ph\":\"M\",\"cat\":\"__metadata\",\"name\":\"thread_name\",\"args\":{\"name\":\"CrRendererMain\"}}",
+    );
+    for k in 0..n {
+        s += &format!(
+            ",\n{{\"pid\":1,\"tid\":1,\"ts\":{},\"ph\":\"X\",\"cat\":\"toplevel\",\"name\":\"RunTask\",\"dur\":60000}}",
+            1_000_000 + k * 70_000
+        );
+    }
+    s + "\n]}\n"
+}
+
+#[test]
+fn rows_are_streamed_in_blocks_equal_to_the_collected_rows() {
+    use std::sync::{Arc, Mutex};
+    let trace = many_tasks(40_000);
+    let collected = taskchain::analyze_bytes("t.json", trace.as_bytes(), &Default::default())
+        .unwrap()
+        .rows;
+    assert_eq!(collected.len(), 40_000);
+    let blocks: Arc<Mutex<Vec<Vec<taskchain::report::ReportRow>>>> = Default::default();
+    let to = blocks.clone();
+    let settings = taskchain::Settings {
+        row_sink: Some(taskchain::analyze::RowSink(Arc::new(move |rows| {
+            to.lock().unwrap().push(rows)
+        }))),
+        ..Default::default()
+    };
+    let rep = taskchain::analyze_bytes("t.json", trace.as_bytes(), &settings).unwrap();
+    // The report keeps its counts and leaves the rows to the sink: 16,384 at a time.
+    assert!(rep.rows.is_empty());
+    assert_eq!(rep.long_tasks, 40_000);
+    assert_eq!(rep.stats.top_level_tasks, 40_000);
+    // Total blocking time: 40,000 × (60 − 50) ms; the longest task 60 ms.
+    assert_eq!(rep.stats.blocking_time.as_nanos(), 40_000 * 10_000_000);
+    assert_eq!(rep.stats.max_task.as_nanos(), 60_000_000);
+    let blocks = std::mem::take(&mut *blocks.lock().unwrap());
+    let sizes: Vec<usize> = blocks.iter().map(Vec::len).collect();
+    assert_eq!(sizes, [16_384, 16_384, 7_232]);
+    let streamed: Vec<_> = blocks.into_iter().flatten().collect();
+    for (k, r) in streamed.iter().enumerate() {
+        // In time order: task k starts 70k ms after the first (metadata has no time).
+        assert_eq!(r.task_start.as_nanos(), 70 * k as i64 * 1_000_000);
+    }
+    assert!(streamed == collected);
+}
+
+#[test]
+fn streamed_rows_give_the_same_outputs_at_any_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three files: 20,000 rows, 3 rows, 20,000 rows, so that with two workers the rows
+    // of a later file wait while an earlier one is written.
+    for (name, n) in [("a.json", 20_000), ("b.json", 3), ("c.json", 20_000)] {
+        std::fs::write(dir.path().join(name), many_tasks(n)).unwrap();
+    }
+    let run = |jobs: &str, tag: &str| {
+        let out = |ext: &str| dir.path().join(format!("{tag}.{ext}"));
+        let st = taskchain()
+            .current_dir(dir.path())
+            .args(["-q", "-j", jobs, "a.json", "b.json", "c.json", "-o"])
+            .arg(out("csv"))
+            .arg("--summary")
+            .arg(out("summary.csv"))
+            .arg("--markdown")
+            .arg(out("md"))
+            .output()
+            .unwrap();
+        assert!(st.status.success());
+        let pq = taskchain()
+            .current_dir(dir.path())
+            .args([
+                "-q", "-j", jobs, "a.json", "b.json", "c.json", "--format", "parquet", "-o",
+            ])
+            .arg(out("parquet"))
+            .output()
+            .unwrap();
+        assert!(pq.status.success());
+        ["csv", "summary.csv", "md", "parquet"].map(|e| std::fs::read(out(e)).unwrap())
+    };
+    let one = run("1", "j1");
+    let two = run("2", "j2");
+    assert!(one == two, "outputs differ between -j1 and -j2");
+    let (_, rows) = crate::common::read_csv(&dir.path().join("j2.csv"));
+    assert_eq!(rows.len(), 40_003);
+    // Files in the order given, each file's rows in time order.
+    let files: Vec<&str> = [0, 19_999, 20_000, 20_002, 20_003, 40_002]
+        .iter()
+        .map(|&i| rows[i][0].as_str())
+        .collect();
+    assert_eq!(
+        files,
+        ["a.json", "a.json", "b.json", "b.json", "c.json", "c.json"]
+    );
+    assert_eq!(rows[20_002][5], "140.000");
+    assert_eq!(rows[40_002][4], (1_000_000 + 19_999 * 70_000).to_string());
+}

@@ -7,13 +7,16 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskchain::scan::chunk::count_elements;
 use taskchain::json::{
     PlainSum, Token, digit_array_end, int_array, plain_sum, plain_uints, plain_uints_into,
 };
+use taskchain::scan::chunk::count_elements;
 
 fuzz_target!(|data: &[u8]| {
-    let close = data.iter().skip(1).position(|c| !c.is_ascii_digit() && *c != b',');
+    let close = data
+        .iter()
+        .skip(1)
+        .position(|c| !c.is_ascii_digit() && *c != b',');
     let plain_end = match close {
         Some(k) if data[0] == b'[' && data[k + 1] == b']' => Some(k + 2),
         _ => None,

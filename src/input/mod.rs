@@ -106,6 +106,22 @@ impl Deref for TraceBytes {
     }
 }
 
+impl TraceBytes {
+    /// Lets the kernel take back the pages of a mapped file that reading touched: they
+    /// stay in the page cache and a later read faults them in again, but a mapped page
+    /// counts in the process's memory until it is let go (a 182 MB trace scanned whole
+    /// kept 182 MB resident through every later stage). Owned bytes are left as they are.
+    pub fn release_pages(&self) {
+        #[cfg(unix)]
+        if let TraceBytes::Mapped(m) = self {
+            // SAFETY: the map is read-only and private, so no page holds data of ours
+            // that dropping it would lose: MADV_DONTNEED makes the next read of a page
+            // fault it in from the file again, with the same bytes.
+            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
+}
+
 /// True when `b` starts with the gzip magic bytes.
 pub fn is_gzip(b: &[u8]) -> bool {
     b.starts_with(&[0x1f, 0x8b])

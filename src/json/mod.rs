@@ -16,6 +16,8 @@
 //! feature forces the scalar copies (the ones other CPUs take), for testing them on x86.
 
 pub mod chrome;
+#[doc(hidden)]
+pub mod copies;
 pub mod numbers;
 pub mod simd;
 pub mod skip;

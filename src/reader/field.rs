@@ -36,6 +36,7 @@ use crate::json::Token;
 use crate::profile::{Origin, ProfileBuilder, ProfileSet};
 use crate::scan::args::{ArgsParser, field, int, micros_as_nanos, text};
 use crate::scan::records::{ChunkData, Node, PageUrl, SampleArrays};
+use crate::tasks::TopLevelCounts;
 use crate::tasks::TopLevelTask;
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::Diagnostics;
@@ -813,14 +814,18 @@ fn loaf_for(loafs: &[Loaf], start: Timestamp, end: Timestamp) -> Option<LoafScri
 
 /// Reads one field-data file: its tasks longer than `threshold` (from its entries, else
 /// from `tasks`, the entries of `--tasks FILE`, else its busy spans) and its profile.
+/// `parsed` is called once `bytes` are no longer needed (before the profile is built).
 pub fn read(
     bytes: &[u8],
     format: FieldFormat,
     threshold: TimeDelta,
     tasks: Option<&TaskEntries>,
+    parsed: &dyn Fn(),
 ) -> Result<Recording, AnalyzeError> {
-    let mut p = parse(bytes, format, tasks)
-        .map_err(|e| AnalyzeError::NotATrace(format!("{format:?} unreadable: {e}")))?;
+    let parse = parse(bytes, format, tasks);
+    parsed();
+    let mut p =
+        parse.map_err(|e| AnalyzeError::NotATrace(format!("{format:?} unreadable: {e}")))?;
     let mut diagnostics = std::mem::take(&mut p.diagnostics);
     let interval = p.samples.interval();
 
@@ -907,7 +912,7 @@ pub fn read(
     let names: HashMap<ThreadKey, String> = [(THREAD, "main".to_string())].into();
     Ok(Recording {
         tasks,
-        top_level,
+        top_level: TopLevelCounts::of(&top_level),
         threads: 1,
         thread_names: names,
         first_ts: p.origin,

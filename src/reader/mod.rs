@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use crate::profile::ProfileSet;
 use crate::scan::records::{EntryPoint, PageUrl, TimerInstall};
-use crate::tasks::{LongTask, TopLevelTask};
+use crate::tasks::{LongTask, TopLevelCounts};
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::{Diagnostics, FastMap, Pid, ThreadKey};
 
@@ -71,8 +71,8 @@ pub struct FoundTask {
 pub struct Recording {
     /// The long tasks (longer than the threshold), in thread and time order.
     pub tasks: Vec<FoundTask>,
-    /// Every top-level task (for the summary's counts and blocking time).
-    pub top_level: Vec<TopLevelTask>,
+    /// The top-level tasks' counts (for the summary's counts and blocking time).
+    pub top_level: TopLevelCounts,
     /// Threads in scope.
     pub threads: usize,
     /// Thread names.

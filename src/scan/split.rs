@@ -21,6 +21,26 @@ use crate::json::skip_ws;
 /// per-range cost (a guess, a collector, a merge) is a few microseconds.
 const RANGE_BYTES: usize = 16 << 20;
 
+thread_local! {
+    /// The range size of scans started on this thread, when [`with_range_bytes`] set one.
+    static RANGE_BYTES_HERE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with the scans it starts on this thread cut into ranges of `bytes` (at least
+/// 1) instead of 16 MB, so that the parallel scan and its split-point checks run on small
+/// inputs: for the fuzz targets and tests that compare it with the sequential scan.
+#[doc(hidden)]
+pub fn with_range_bytes<R>(bytes: usize, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<usize>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            RANGE_BYTES_HERE.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(RANGE_BYTES_HERE.with(|c| c.replace(Some(bytes.max(1)))));
+    f()
+}
+
 /// Walks the whole array from `b[start]`, in parallel ranges when it is large and the pool
 /// has more than one thread. Returns the merged collector and the last range's end.
 pub fn scan_ranges<F>(
@@ -40,13 +60,14 @@ where
     };
     let len = b.len().saturating_sub(start);
     let threads = rayon::current_num_threads();
-    if threads < 2 || len < 2 * RANGE_BYTES {
+    let range_bytes = RANGE_BYTES_HERE.with(|c| c.get()).unwrap_or(RANGE_BYTES);
+    if threads < 2 || len < 2 * range_bytes {
         // One walk, in steps of a range so that progress can be reported.
         let mut c = new();
         let mut total = Walked::at(start);
         let mut pos = start;
         loop {
-            let mut w = walk(b, pos, pos.saturating_add(RANGE_BYTES), ndjson, |ev| {
+            let mut w = walk(b, pos, pos.saturating_add(range_bytes), ndjson, |ev| {
                 c.event(ev)
             });
             let end = std::mem::replace(&mut w.end, RangeEnd::Reached(0));
@@ -64,7 +85,7 @@ where
             }
         }
     }
-    let n = len / RANGE_BYTES;
+    let n = len / range_bytes;
     let size = len / n;
     let mut bounds = vec![start];
     for k in 1..n {
@@ -250,14 +271,19 @@ mod parallel_tests {
     /// newline then `{"ph":"X",…}`), so that guessed split points land inside events and
     /// must be caught by the verification.
     fn big_trace() -> Vec<u8> {
+        trace_with_decoys(40 << 20, 10_000)
+    }
+
+    /// `len` bytes of such events, the decoys after `pad` bytes of a string.
+    fn trace_with_decoys(len: usize, pad: usize) -> Vec<u8> {
         let mut s = String::from("{\"traceEvents\":[\n");
         // A long first part, so that a split point most likely falls before the decoy.
         let decoy = format!(
             "[{{\"a\":\"{}\"}},\n{{\"ph\":\"X\",\"name\":\"RunTask\",\"pid\":9,\"tid\":9,\"ts\":1,\"dur\":99999999}}]",
-            "p".repeat(10_000)
+            "p".repeat(pad)
         );
         let mut k = 0u64;
-        while s.len() < 40 << 20 {
+        while s.len() < len {
             s += &format!(
                 r#"{{"args":{{"inner":{decoy}}},"ph":"X","name":"RunTask","pid":1,"tid":{},"ts":{},"dur":{}}},"#,
                 k % 3,
@@ -322,6 +348,40 @@ mod parallel_tests {
         assert!(one.damage.iter().all(|d| d.skipped_events == 1));
         assert_eq!(one.events + 7, whole.events);
         assert_eq!(one.task_marks.len() + 7, whole.task_marks.len());
+    }
+
+    #[test]
+    fn small_ranges_split_small_traces_as_large_ones() {
+        // 60 KB in ranges of 100 bytes (`with_range_bytes`, as the `split` fuzz target
+        // cuts them): ~600 ranges, most guesses inside the decoys' args, walked again.
+        let b = trace_with_decoys(60_000, 20);
+        let start = b.iter().position(|&c| c == b'[').unwrap() + 1;
+        let run = |threads: usize, range: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| with_range_bytes(range, || crate::scan::scan(&b, start, true)))
+                .unwrap()
+        };
+        let (one, two) = (run(1, RANGE_BYTES), run(2, 100));
+        assert!(one.events > 200, "{}", one.events);
+        assert_eq!(one.events, two.events);
+        assert_eq!(one.task_marks, two.task_marks);
+        assert_eq!(one.profile_data, two.profile_data);
+        assert!(!two.task_marks.iter().any(|m| m.thread.pid.0 == 9));
+        // The range size is this thread's only, and only inside the call.
+        assert!(
+            std::thread::spawn(|| RANGE_BYTES_HERE.with(|c| c.get()))
+                .join()
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(
+            with_range_bytes(7, || RANGE_BYTES_HERE.with(|c| c.get())),
+            Some(7)
+        );
+        assert_eq!(RANGE_BYTES_HERE.with(|c| c.get()), None);
     }
 
     #[test]

@@ -1,0 +1,54 @@
+//! A trace read from gzip gives what the same bytes give read whole: the input is
+//! compressed (as one gzip member, or as two members cut at a byte the control byte picks,
+//! as `cat a.gz b.gz` makes), inflated by taskchain's gzip reader and handed to the stream
+//! scan in blocks of 1–32 bytes, and the report must be the one of the plain bytes mapped
+//! (sample arrays left in the file), warnings and errors included.
+#![no_main]
+
+mod common;
+
+use std::io::{Read, Write};
+
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use libfuzzer_sys::fuzz_target;
+use taskchain::input::gzip::GzipReader;
+use taskchain::{analyze_bytes, analyze_stream};
+
+fn gzip(parts: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for part in parts {
+        let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+        e.write_all(part).expect("in memory");
+        out.extend(e.finish().expect("in memory"));
+    }
+    out
+}
+
+fuzz_target!(|data: &[u8]| {
+    let (knobs, trace) = common::control(data);
+    let settings = common::settings(knobs);
+    let block = 1 + (knobs as usize >> 3);
+    // Bit 2 (also the fallback policy): two members, cut in the middle.
+    let compressed = if knobs & 4 == 0 {
+        gzip(&[trace])
+    } else {
+        let (a, b) = trace.split_at(trace.len() / 2);
+        gzip(&[a, b])
+    };
+    let mut reader = GzipReader::new(&compressed);
+    let blocks = std::iter::from_fn(move || {
+        let mut buf = vec![0; block];
+        match reader.read(&mut buf) {
+            Ok(0) => None,
+            Ok(n) => {
+                buf.truncate(n);
+                Some(Ok(buf))
+            }
+            Err(e) => Some(Err(e)),
+        }
+    });
+    let streamed = analyze_stream("f", blocks, &settings);
+    let whole = analyze_bytes("f", trace, &settings);
+    common::assert_same("plain vs gzip", &whole, &streamed);
+});

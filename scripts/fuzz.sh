@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs one fuzz target (fuzz/fuzz_targets/TARGET.rs) for SECONDS (default 600) at the
+# lowest CPU priority, one libFuzzer process, from the seeds fuzz/seeds.py cuts from the
+# shared traces and samples (made on the first run). Needs the nightly toolchain and
+# cargo-fuzz (`cargo install cargo-fuzz --locked`: ~3 min). Build output goes to
+# $FUZZ_TARGET_DIR (default fuzz/target), the corpus to fuzz/corpus/TARGET, crashes to
+# fuzz/artifacts/TARGET, the log to fuzz/logs/TARGET.log (all ignored by git).
+# Usage: scripts/fuzz.sh TARGET [SECONDS] [more libFuzzer flags]
+#        scripts/fuzz.sh all [SECONDS]   (every target, one after the other)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:?usage: scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags]}
+secs=${2:-600}
+shift $(($# < 2 ? $# : 2))
+targets=(pipeline split gzip_stream field_readers event_parses number_arrays kernels)
+if [ "$target" = all ]; then
+    for t in "${targets[@]}"; do "$0" "$t" "$secs" "$@"; done
+    exit 0
+fi
+case $target in
+    event_parses | number_arrays | kernels) max_len=4096 ;;
+    *) max_len=65536 ;;
+esac
+[ -d fuzz/corpus/pipeline ] || python3 fuzz/seeds.py
+mkdir -p "fuzz/corpus/$target" fuzz/logs
+target_dir=${FUZZ_TARGET_DIR:-$PWD/fuzz/target}
+cd fuzz
+nice -n 19 cargo +nightly fuzz build --target-dir "$target_dir" "$target"
+log=logs/$target.log
+echo "fuzzing $target for $secs s at $(git rev-parse --short HEAD) (log: fuzz/$log)"
+# -jobs=1: one process, its output in fuzz-0.log (moved to $log); a hang of 30 s or
+# 2 GB of memory is a finding too.
+rm -f fuzz-0.log
+status=0
+nice -n 19 cargo +nightly fuzz run --target-dir "$target_dir" "$target" -- \
+    -jobs=1 -workers=1 -max_total_time="$secs" -max_len="$max_len" -timeout=30 \
+    -rss_limit_mb=2048 -print_final_stats=1 "$@" >/dev/null 2>&1 || status=$?
+mv fuzz-0.log "$log" 2>/dev/null || true
+grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|SUMMARY|panicked|Test unit written" "$log" || true
+exit $status
