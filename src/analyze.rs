@@ -136,7 +136,7 @@ pub fn analyze_path(path: &Path, settings: &Settings) -> Result<FileReport, Erro
 
 /// Reads and analyses one input, leaving its bytes and what the analysis no longer needs
 /// in `later`, for the caller to drop once the report is handed on.
-pub fn analyze_input_deferring(
+pub(crate) fn analyze_input_deferring(
     inp: &InputPath,
     s: &Settings,
     later: &mut DeferredDrop,
@@ -217,7 +217,7 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
 }
 
 /// [`analyze_bytes`], leaving what it no longer needs in `later` for the caller to drop.
-pub fn analyze_bytes_deferring(
+pub(crate) fn analyze_bytes_deferring(
     file: &str,
     bytes: &[u8],
     s: &Settings,
@@ -269,7 +269,7 @@ fn analyze_whole(
 
 /// The warning of an input read as UTF-16 (transcoded; byte offsets in its other messages
 /// are offsets in the UTF-8 text).
-pub const UTF16_READ: &str =
+pub(crate) const UTF16_READ: &str =
     "UTF-16 text (as PowerShell's `>` writes), read as UTF-8 (byte offsets are of the UTF-8 text)";
 
 /// Analyses one trace arriving in blocks (a gzip stream). A stream error after some data
@@ -285,7 +285,7 @@ pub fn analyze_stream(
 }
 
 /// [`analyze_stream`], leaving what it no longer needs in `later` for the caller to drop.
-pub fn analyze_stream_deferring(
+pub(crate) fn analyze_stream_deferring(
     file: &str,
     source: impl BlockSource,
     s: &Settings,
@@ -409,7 +409,7 @@ fn resolve(
 /// resolution's own counts of odd input. With a `sink`, the rows go there block by block
 /// and the report's `rows` stay empty.
 #[allow(clippy::too_many_arguments)]
-pub fn resolve_chains(
+pub(crate) fn resolve_chains(
     file: &str,
     rec: &Recording,
     file_bytes: Option<&[u8]>,

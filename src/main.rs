@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use taskchain::cli::{Cli, Job};
 use taskchain::exit;
+use taskchain::internals::cli::{self, Cli, Job};
 
 /// `taskchain --version`: the package version and the commit it was built from, when the
 /// build knew it (`build.rs`).
@@ -22,6 +22,34 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// `mi_option_arena_max_object_size` there (a size in KiB).
 const MI_OPTION_ARENA_MAX_OBJECT_SIZE: libmimalloc_sys::mi_option_t = 45;
+
+/// Which standard descriptors were closed at start, looked at before Rust's runtime puts
+/// `/dev/null` in their place ([`taskchain::internals::input::record_std_fds_at_start`]): so that
+/// `>&-` is refused ("standard output is closed") and a `/dev/null` opened read-write on
+/// purpose is written to. ELF systems run `.init_array` entries before `main`, macOS its
+/// `__mod_init_func` ones; elsewhere the library's guess stands.
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly",
+    target_os = "illumos"
+))]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static RECORD_STD_FDS: extern "C" fn() = record_std_fds;
+
+#[cfg(target_vendor = "apple")]
+#[used]
+#[unsafe(link_section = "__DATA,__mod_init_func")]
+static RECORD_STD_FDS: extern "C" fn() = record_std_fds;
+
+#[allow(dead_code)] // on systems without a constructor section
+extern "C" fn record_std_fds() {
+    taskchain::internals::input::record_std_fds_at_start();
+}
 
 /// No transparent huge pages for this process (what `MIMALLOC_ALLOW_THP=0` does; mimalloc
 /// has already asked for them on its first arena when `main` starts, and the kernel checks
@@ -65,7 +93,7 @@ fn main() -> ExitCode {
             // `taskchain comapre --fail-on-regression 5 …`: say which command was meant
             // rather than which flag the main command does not know.
             if err.use_stderr()
-                && let Some(msg) = taskchain::cli::mistyped_in_args(std::env::args_os())
+                && let Some(msg) = cli::mistyped_in_args(std::env::args_os())
             {
                 eprintln!("taskchain: error: {msg}");
                 return ExitCode::from(exit::BAD_INPUT);
@@ -80,9 +108,9 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::BAD_INPUT);
         }
     };
-    taskchain::output::remove_on_interrupt();
+    cli::remove_on_interrupt();
     let result = match &job {
-        Job::Report(cfg) => taskchain::run(cfg).map(|o| {
+        Job::Report(cfg) => cli::run(cfg).map(|o| {
             if !cfg.quiet {
                 eprintln!("{}", o.summary.line());
             }
@@ -92,7 +120,7 @@ fn main() -> ExitCode {
                 !o.breaches.is_empty(),
             )
         }),
-        Job::Compare(cfg) => taskchain::compare::run(cfg).map(|o| {
+        Job::Compare(cfg) => cli::compare(cfg).map(|o| {
             exit_code(
                 0,
                 o.failed,
@@ -101,7 +129,7 @@ fn main() -> ExitCode {
         }),
         Job::Completions(shell) => {
             use std::io::Write;
-            let script = taskchain::cli::completions(*shell);
+            let script = cli::completions(*shell);
             std::io::stdout()
                 .write_all(&script)
                 .map_err(anyhow::Error::from)

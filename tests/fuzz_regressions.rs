@@ -11,7 +11,8 @@
 //! early) where the whole file read them to their real end. Cut chunk args now wait for
 //! the rest of the bytes.
 
-use taskchain::{Settings, analyze_bytes, analyze_stream};
+use taskchain::internals::analyze_stream;
+use taskchain::{Settings, analyze_bytes};
 
 /// Reads `tests/fuzz-regressions/<name>` whole and as a stream of blocks (the size the
 /// control byte says) and checks they agree: the same rows, or the same error.

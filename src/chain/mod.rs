@@ -147,7 +147,7 @@ impl Flags {
     /// missing: a chunk among them would have held samples of any task).
     pub const DAMAGED_FILE: Flags = Flags(128);
     /// A string of the file longer than 1 MiB (a function name, a URL, a thread name) was
-    /// cut to 1 MiB ([`crate::scan::args::LONG_STRING`]): a name in the row may be cut.
+    /// cut to 1 MiB (`LONG_STRING` in `src/scan/args.rs`): a name in the row may be cut.
     pub const STRING_CUT: Flags = Flags(256);
 
     const NAMES: [(Flags, &'static str); 9] = [

@@ -6,11 +6,11 @@
 //! name) and streamed through a multi-member decoder on its own thread (concatenated
 //! members are one legal stream). [`crate::scan::envelope`] then says where the trace events start.
 
-pub mod encoding;
-pub mod gzip;
-pub mod identity;
+pub(crate) mod encoding;
+pub(crate) mod gzip;
+pub(crate) mod identity;
 #[cfg(feature = "cli")]
-pub mod paths;
+pub(crate) mod paths;
 
 use std::fs::File;
 use std::io::Read;
@@ -62,25 +62,33 @@ impl<I: Iterator<Item = std::io::Result<Vec<u8>>>> BlockSource for I {
 
 /// One input as given on the command line or found in a folder.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum InputPath {
+pub(crate) enum InputPath {
     /// A file named on the command line.
     File(PathBuf),
     /// A file found by searching a folder.
+    #[cfg_attr(
+        not(feature = "cli"),
+        allow(dead_code, reason = "folder searches are the CLI's")
+    )]
     Found(PathBuf),
     /// Standard input (`-`).
+    #[cfg_attr(
+        not(feature = "cli"),
+        allow(dead_code, reason = "standard input is the CLI's")
+    )]
     Stdin,
 }
 
 impl InputPath {
     /// The path as reports show it (`-` for standard input).
-    pub fn display_name(&self) -> String {
+    pub(crate) fn display_name(&self) -> String {
         match self {
             InputPath::File(p) | InputPath::Found(p) => p.display().to_string(),
             InputPath::Stdin => "-".to_string(),
         }
     }
     /// The path used in error messages.
-    pub fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         match self {
             InputPath::File(p) | InputPath::Found(p) => p.clone(),
             InputPath::Stdin => PathBuf::from("-"),
@@ -89,7 +97,7 @@ impl InputPath {
 }
 
 /// The whole (decompressed) content of one input.
-pub enum TraceBytes {
+pub(crate) enum TraceBytes {
     /// A read-only map of a plain file.
     Mapped(memmap2::Mmap),
     /// Gzip read from a pipe (compressed), or an empty file.
@@ -111,7 +119,7 @@ impl TraceBytes {
     /// stay in the page cache and a later read faults them in again, but a mapped page
     /// counts in the process's memory until it is let go (a 182 MB trace scanned whole
     /// kept 182 MB resident through every later stage). Owned bytes are left as they are.
-    pub fn release_pages(&self) {
+    pub(crate) fn release_pages(&self) {
         #[cfg(unix)]
         if let TraceBytes::Mapped(m) = self {
             // SAFETY: the map is read-only and private, so no page holds data of ours
@@ -123,12 +131,12 @@ impl TraceBytes {
 }
 
 /// True when `b` starts with the gzip magic bytes.
-pub fn is_gzip(b: &[u8]) -> bool {
+pub(crate) fn is_gzip(b: &[u8]) -> bool {
     b.starts_with(&[0x1f, 0x8b])
 }
 
 /// An input ready to scan: whole bytes, or a stream read block by block.
-pub enum Source {
+pub(crate) enum Source {
     /// The whole content of a plain file, mapped.
     Whole(TraceBytes),
     /// A gzip stream, decoded on its own thread.
@@ -141,7 +149,7 @@ pub enum Source {
 /// a decoder thread, so a 1 GB `.json.gz` never sits inflated in memory, and plain JSON
 /// from standard input or a pipe is read in blocks. `progress` counts the compressed bytes
 /// the gzip decoder has consumed, or the bytes read from a pipe.
-pub fn open(
+pub(crate) fn open(
     input: &InputPath,
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 ) -> Result<Source> {
@@ -187,10 +195,42 @@ pub fn open(
     }
 }
 
-/// True when standard descriptor `fd` (0, 1 or 2) was closed when taskchain started. Rust's
-/// runtime then opens `/dev/null` read-write in its place (a shell's `> /dev/null` opens it
-/// write-only, `< /dev/null` read-only), so that is what is looked for.
-pub fn std_fd_was_closed(fd: i32) -> bool {
+/// Bit `fd` set: standard descriptor `fd` was closed when the process started, as
+/// [`record_std_fds_at_start`] found before Rust's runtime began.
+static CLOSED_AT_START: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+/// [`record_std_fds_at_start`] ran.
+static RECORDED_AT_START: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records which of descriptors 0–2 are closed. For the program to call before `main`
+/// (from an `.init_array` constructor), that is before Rust's runtime opens `/dev/null`
+/// read-write in place of each closed one: after that, a closed descriptor cannot be told
+/// from a `/dev/null` opened read-write on purpose (`1<>/dev/null`, Python's
+/// `subprocess.DEVNULL`). Uses nothing of the runtime: one `fcntl` per descriptor.
+pub fn record_std_fds_at_start() {
+    #[cfg(unix)]
+    {
+        let mut closed = 0u8;
+        for fd in 0..3 {
+            // SAFETY: F_GETFD only reads the descriptor's flags; -1 (EBADF): not open.
+            if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+                closed |= 1 << fd;
+            }
+        }
+        CLOSED_AT_START.store(closed, std::sync::atomic::Ordering::Relaxed);
+        RECORDED_AT_START.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// True when standard descriptor `fd` (0, 1 or 2) was closed when taskchain started
+/// (`>&-`, `<&-`): as [`record_std_fds_at_start`] recorded it. Where it did not run (a
+/// library user's program), Rust's runtime has put `/dev/null`, opened read-write, in
+/// its place, so that is taken for a closed one (a shell's `> /dev/null` opens it
+/// write-only, `< /dev/null` read-only).
+pub(crate) fn std_fd_was_closed(fd: i32) -> bool {
+    if RECORDED_AT_START.load(std::sync::atomic::Ordering::Acquire) {
+        return (0..3).contains(&fd)
+            && CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) & (1 << fd) != 0;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -317,7 +357,7 @@ fn stream(
 
 /// Plain JSON read from a pipe in blocks of 4 MB (the first one already read, to tell it
 /// from gzip).
-pub struct ReadBlocks {
+pub(crate) struct ReadBlocks {
     reader: Box<dyn Read + Send>,
     first: Option<Vec<u8>>,
     read: std::sync::Arc<std::sync::atomic::AtomicU64>,
@@ -327,7 +367,7 @@ pub struct ReadBlocks {
 impl ReadBlocks {
     /// The count of bytes read so far, shared: it goes on counting after the blocks are
     /// handed to the scan.
-    pub fn bytes_read(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+    pub(crate) fn bytes_read(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
         self.read.clone()
     }
 }
@@ -351,7 +391,7 @@ impl crate::input::BlockSource for ReadBlocks {
 /// Decompressed blocks of a gzip stream, from a decoder thread: the decoder works on the
 /// next blocks while the scanner reads this one (a pipeline over two cores). Blocks go
 /// back to the decoder to be refilled, so no fresh memory is touched per block.
-pub struct GzBlocks {
+pub(crate) struct GzBlocks {
     full: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
     empty: std::sync::mpsc::SyncSender<Vec<u8>>,
     /// Buffers made for the decoder (at most [`GZ_MAX_BLOCKS`]).
@@ -381,12 +421,12 @@ const GZ_BUFFER: usize = CARRY_ROOM + GZ_BLOCK;
 
 impl GzBlocks {
     /// Size of the compressed input, bytes.
-    pub fn compressed_len(&self) -> u64 {
+    pub(crate) fn compressed_len(&self) -> u64 {
         self.compressed_len
     }
 
     /// The [`identity::trace_id`] of the compressed bytes.
-    pub fn trace_id(&self) -> &str {
+    pub(crate) fn trace_id(&self) -> &str {
         &self.trace_id
     }
 

@@ -44,7 +44,7 @@ use crate::vocab::{CallFrame, NO_STACK, NodeId, Pid, ProfileId, ThreadKey, Tid};
 
 /// The field formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldFormat {
+pub(crate) enum FieldFormat {
     /// `{"profile": ProfilerTrace, "longTasks": ...}`.
     Bundle,
     /// A `ProfilerTrace` alone.
@@ -57,7 +57,7 @@ pub enum FieldFormat {
 
 /// Which field format a JSON object with these top-level keys is. `Err`: a look-alike
 /// that must not be misread (a heap profile, a heap snapshot).
-pub fn format_of(keys: &[String]) -> Result<Option<FieldFormat>, String> {
+pub(crate) fn format_of(keys: &[String]) -> Result<Option<FieldFormat>, String> {
     let has = |k: &str| keys.iter().any(|x| x == k);
     if has("profile") && (has("longTasks") || has("longAnimationFrames") || has("timeOrigin")) {
         return Ok(Some(FieldFormat::Bundle));
@@ -735,8 +735,6 @@ fn legacy_profile(v: &BorrowedValue<'_>, spans: bool) -> Result<Parsed, String> 
 /// leave the tasks to be found as busy spans. Field formats other than the legacy one
 /// are read member by member ([`Members`]); the legacy `head` tree, whole.
 fn parse(bytes: &[u8], format: FieldFormat, tasks: Option<&TaskEntries>) -> Result<Parsed, String> {
-    // A UTF-8 byte-order mark, as for traces (Windows editors write one).
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     // Busy spans are found only when no entries say where the tasks are.
     let spans_for = |own: &TaskEntries| {
         let e = if own.given { own } else { tasks.unwrap_or(own) };
@@ -746,6 +744,8 @@ fn parse(bytes: &[u8], format: FieldFormat, tasks: Option<&TaskEntries>) -> Resu
     if format == FieldFormat::LegacyProfile {
         return legacy(bytes, spans_for(&none));
     }
+    // Skips a UTF-8 byte-order mark, as for traces (Windows editors write one); error
+    // offsets count from the file's first byte, the mark's.
     let doc = Members::document(bytes)?;
     let mut p = ArgsParser::default();
     let mut parsed = match format {
@@ -768,12 +768,19 @@ fn parse(bytes: &[u8], format: FieldFormat, tasks: Option<&TaskEntries>) -> Resu
     Ok(parsed)
 }
 
-/// The legacy profile, parsed whole (its `head` tree nests two levels per frame).
+/// The legacy profile, parsed whole (its `head` tree nests two levels per frame), after a
+/// UTF-8 byte-order mark if any (error offsets count from the file's first byte).
 fn legacy(bytes: &[u8], spans: bool) -> Result<Parsed, String> {
+    let bom = if bytes.starts_with(super::lexed::BOM) {
+        3
+    } else {
+        0
+    };
+    let bytes = &bytes[bom..];
     let mut p = ArgsParser::default();
     let parsed = p
         .with(bytes, |v| legacy_profile(v, spans))
-        .unwrap_or_else(|| Err(super::lexed::parse_failure(bytes, 0)));
+        .unwrap_or_else(|| Err(super::lexed::parse_failure(bytes, bom)));
     parsed.map(|mut parsed| {
         parsed
             .diagnostics
@@ -792,7 +799,7 @@ fn page_url(page: &BorrowedValue<'_>) -> Option<String> {
 }
 
 /// The thread field data stands for: the page's (or Node's) main thread.
-pub const THREAD: ThreadKey = ThreadKey {
+pub(crate) const THREAD: ThreadKey = ThreadKey {
     pid: Pid(0),
     tid: Tid(0),
 };
@@ -815,7 +822,7 @@ fn loaf_for(loafs: &[Loaf], start: Timestamp, end: Timestamp) -> Option<LoafScri
 /// Reads one field-data file: its tasks longer than `threshold` (from its entries, else
 /// from `tasks`, the entries of `--tasks FILE`, else its busy spans) and its profile.
 /// `parsed` is called once `bytes` are no longer needed (before the profile is built).
-pub fn read(
+pub(crate) fn read(
     bytes: &[u8],
     format: FieldFormat,
     threshold: TimeDelta,

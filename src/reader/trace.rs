@@ -15,7 +15,7 @@ use crate::vocab::{DeferredDrop, Diagnostics};
 /// the recording no longer needs (the scan's records, the task lists) goes to `later`.
 ///
 /// Errors: an array none of whose objects is a trace event.
-pub fn read(
+pub(crate) fn read(
     mut trace: ScannedTrace,
     scope: Scope,
     threshold: TimeDelta,
