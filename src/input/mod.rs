@@ -408,7 +408,7 @@ const GZ_BLOCK: usize = 4 << 20;
 /// Free bytes before each decompressed block ([`BlockSource::next_block`]): the scanner
 /// copies the partial event at the end of one block there, before the next one, instead
 /// of copying the block after the partial event. Events are mostly far smaller.
-pub const CARRY_ROOM: usize = 1 << 20;
+const CARRY_ROOM: usize = 1 << 20;
 /// Blocks in flight: the one being decompressed, one waiting, and those the scanner
 /// holds (one walked on each of two threads, the last one walked until the next is
 /// known to start where it ended, and the next one being joined to its carried-over

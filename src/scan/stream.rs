@@ -393,7 +393,7 @@ impl<S: BlockSource> Pieces<'_, S> {
                     RangeEnd::Ended(ArrayEnd::Truncated { offset }) => Some(offset),
                     _ => None,
                 };
-                if stop == Some(at) && done.w.events + done.w.odd == 0 {
+                if stop == Some(at) && done.w.events + done.w.non_objects == 0 {
                     // No event finished: a huge one; gather twice what is held first
                     // (but walk again once it reaches the squeeze's size), and past that
                     // size, cut its long strings as they come.
