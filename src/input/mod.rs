@@ -173,10 +173,42 @@ pub(crate) fn open(
     }
 }
 
-/// True when standard descriptor `fd` (0, 1 or 2) was closed when taskchain started. Rust's
-/// runtime then opens `/dev/null` read-write in its place (a shell's `> /dev/null` opens it
-/// write-only, `< /dev/null` read-only), so that is what is looked for.
+/// Bit `fd` set: standard descriptor `fd` was closed when the process started, as
+/// [`record_std_fds_at_start`] found before Rust's runtime began.
+static CLOSED_AT_START: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+/// [`record_std_fds_at_start`] ran.
+static RECORDED_AT_START: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records which of descriptors 0–2 are closed. For the program to call before `main`
+/// (from an `.init_array` constructor), that is before Rust's runtime opens `/dev/null`
+/// read-write in place of each closed one: after that, a closed descriptor cannot be told
+/// from a `/dev/null` opened read-write on purpose (`1<>/dev/null`, Python's
+/// `subprocess.DEVNULL`). Uses nothing of the runtime: one `fcntl` per descriptor.
+pub fn record_std_fds_at_start() {
+    #[cfg(unix)]
+    {
+        let mut closed = 0u8;
+        for fd in 0..3 {
+            // SAFETY: F_GETFD only reads the descriptor's flags; -1 (EBADF): not open.
+            if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+                closed |= 1 << fd;
+            }
+        }
+        CLOSED_AT_START.store(closed, std::sync::atomic::Ordering::Relaxed);
+        RECORDED_AT_START.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// True when standard descriptor `fd` (0, 1 or 2) was closed when taskchain started
+/// (`>&-`, `<&-`): as [`record_std_fds_at_start`] recorded it. Where it did not run (a
+/// library user's program), Rust's runtime has put `/dev/null`, opened read-write, in
+/// its place, so that is taken for a closed one (a shell's `> /dev/null` opens it
+/// write-only, `< /dev/null` read-only).
 pub(crate) fn std_fd_was_closed(fd: i32) -> bool {
+    if RECORDED_AT_START.load(std::sync::atomic::Ordering::Acquire) {
+        return (0..3).contains(&fd)
+            && CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) & (1 << fd) != 0;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
