@@ -8,10 +8,10 @@ use std::hint::black_box;
 use std::io::Read;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use taskchain::scan;
-use taskchain::scan::envelope::{self, Envelope};
+use taskchain::Settings;
+use taskchain::internals::scan::{self, Envelope};
+use taskchain::internals::{chain, profile, tasks};
 use taskchain::vocab::Diagnostics;
-use taskchain::{Settings, chain, profile, tasks};
 
 /// (name, decompressed bytes, offset of the first event).
 fn samples() -> Vec<(&'static str, Vec<u8>, usize)> {
@@ -31,7 +31,7 @@ fn samples() -> Vec<(&'static str, Vec<u8>, usize)> {
         flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
             .read_to_end(&mut raw)
             .unwrap();
-        let Envelope::Events { start, .. } = envelope::detect(&raw).unwrap() else {
+        let Envelope::Events { start, .. } = scan::detect(&raw).unwrap() else {
             panic!("{path}: not a trace")
         };
         (name, raw, start)
@@ -131,7 +131,7 @@ fn number_arrays(c: &mut Criterion) {
     for (name, sep) in [("fast path", ","), ("general path", ", ")] {
         let b = format!("[{}]", deltas.join(sep)).into_bytes();
         g.bench_function(name, |bench| {
-            bench.iter(|| scan::chunk::summarize_deltas(black_box(&b), &(0..b.len()), 100))
+            bench.iter(|| scan::summarize_deltas(black_box(&b), &(0..b.len()), 100))
         });
     }
     let b = format!("[{}]", deltas.join(",")).into_bytes();
@@ -139,14 +139,16 @@ fn number_arrays(c: &mut Criterion) {
     g.bench_function("values, one at a time", |bench| {
         bench.iter(|| {
             let mut k = 0;
-            taskchain::json::plain_uints(black_box(&b), &(0..b.len()), |v| {
+            taskchain::internals::json::plain_uints(black_box(&b), &(0..b.len()), |v| {
                 out[k % 100] = v as u32;
                 k += 1;
             })
         })
     });
     g.bench_function("values, four at a time", |bench| {
-        bench.iter(|| taskchain::json::plain_uints_into(black_box(&b), &(0..b.len()), &mut out))
+        bench.iter(|| {
+            taskchain::internals::json::plain_uints_into(black_box(&b), &(0..b.len()), &mut out)
+        })
     });
     g.finish();
 }

@@ -48,7 +48,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
-printf '%-20s %10s %10s %12s %8s %8s %s\n' input "input MB" "CSV MB" "peak RSS MB" ratio target "exit"
+printf '%-20s %10s %10s %12s %8s %9s %6s %s\n' input "input MB" "CSV MB" "peak RSS MB" ratio target within "exit"
 for f in "${files[@]}"; do
   in=$(stat -c %s "$dir/$f")
   out="$tmp/$f.csv"
@@ -58,12 +58,14 @@ for f in "${files[@]}"; do
   rss=$((kb * 1024))
   csv=$(stat -c %s "$out" 2>/dev/null || echo 0)
   case $f in
-    tasks.json) base=$csv; target="2× CSV" ;;
-    name.*) base=$in; target="input+" ;;
-    *) base=$in; target="3× input" ;;
+    tasks.json) base=$csv; target="2× CSV"; limit=$((2 * csv)) ;;
+    # A kept string is cut at 1 MiB: the input's own pages (mapped) and a little more.
+    name.*) base=$in; target="input+"; limit=$((in + (256 << 20))) ;;
+    *) base=$in; target="3× input"; limit=$((3 * in)) ;;
   esac
   ratio=$(awk -v r="$rss" -v b="$base" 'BEGIN { printf "%.2f", (b > 0 ? r / b : 0) }')
-  printf '%-20s %10s %10s %12s %8s %8s %s\n' "$f" "$(mb "$in")" "$(mb "$csv")" "$(mb "$rss")" "$ratio×" "$target" "$rc"
+  within=$([ "$rss" -le "$limit" ] && echo yes || echo NO)
+  printf '%-20s %10s %10s %12s %8s %9s %6s %s\n' "$f" "$(mb "$in")" "$(mb "$csv")" "$(mb "$rss")" "$ratio×" "$target" "$within" "$rc"
   rm -f "$out"
 done
 if [ $keep = 0 ]; then

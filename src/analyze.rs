@@ -136,7 +136,7 @@ pub fn analyze_path(path: &Path, settings: &Settings) -> Result<FileReport, Erro
 
 /// Reads and analyses one input, leaving its bytes and what the analysis no longer needs
 /// in `later`, for the caller to drop once the report is handed on.
-pub fn analyze_input_deferring(
+pub(crate) fn analyze_input_deferring(
     inp: &InputPath,
     s: &Settings,
     later: &mut DeferredDrop,
@@ -170,7 +170,7 @@ pub fn analyze_input_deferring(
     let (result, bytes) = match source {
         input::Source::Whole(bytes) => {
             let n = bytes.len() as u64;
-            let result = analyze_bytes_deferring(&name, &bytes, s, later);
+            let result = analyze_whole(&name, &bytes, &|| bytes.release_pages(), s, later);
             later.keep(bytes);
             (result, n)
         }
@@ -217,14 +217,28 @@ pub fn analyze_bytes(file: &str, bytes: &[u8], s: &Settings) -> Result<FileRepor
 }
 
 /// [`analyze_bytes`], leaving what it no longer needs in `later` for the caller to drop.
-pub fn analyze_bytes_deferring(
+pub(crate) fn analyze_bytes_deferring(
     file: &str,
     bytes: &[u8],
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
+    analyze_whole(file, bytes, &|| {}, s, later)
+}
+
+/// [`analyze_bytes_deferring`], calling `read_once` when every byte has been read once
+/// (after a trace's scan, after field data's parse): a mapped file then lets its pages go
+/// ([`input::TraceBytes::release_pages`]); later reads of it fault them in again.
+fn analyze_whole(
+    file: &str,
+    bytes: &[u8],
+    read_once: &dyn Fn(),
+    s: &Settings,
+    later: &mut DeferredDrop,
+) -> Result<FileReport, AnalyzeError> {
     // UTF-16 (PowerShell's `>`): read as the same text in UTF-8.
     if let Some(utf8) = input::encoding::transcode(bytes, input::encoding::sniff(bytes)) {
+        read_once();
         let mut rep = analyze_bytes_deferring(file, &utf8, s, later)?;
         rep.diagnostics.add(UTF16_READ, 1);
         return Ok(rep);
@@ -232,12 +246,13 @@ pub fn analyze_bytes_deferring(
     let start = match envelope::detect(bytes)? {
         Envelope::Events { start, .. } => start,
         Envelope::OtherObject { keys } => {
-            return analyze_field_data(file, bytes, &keys, s, later);
+            return analyze_field_data(file, bytes, &keys, read_once, s, later);
         }
     };
     let timer = Timer::start(file, s.stage_done.as_ref());
     let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
         .map_err(AnalyzeError::from)?;
+    read_once();
     timer.lap("scan");
     let mut trace = trace;
     if let Some((from, to)) =
@@ -254,7 +269,7 @@ pub fn analyze_bytes_deferring(
 
 /// The warning of an input read as UTF-16 (transcoded; byte offsets in its other messages
 /// are offsets in the UTF-8 text).
-pub const UTF16_READ: &str =
+pub(crate) const UTF16_READ: &str =
     "UTF-16 text (as PowerShell's `>` writes), read as UTF-8 (byte offsets are of the UTF-8 text)";
 
 /// Analyses one trace arriving in blocks (a gzip stream). A stream error after some data
@@ -270,7 +285,7 @@ pub fn analyze_stream(
 }
 
 /// [`analyze_stream`], leaving what it no longer needs in `later` for the caller to drop.
-pub fn analyze_stream_deferring(
+pub(crate) fn analyze_stream_deferring(
     file: &str,
     source: impl BlockSource,
     s: &Settings,
@@ -290,7 +305,7 @@ pub fn analyze_stream_deferring(
         Err(StreamError::OtherObject(keys, mut whole)) => {
             // Field data (a .cpuprofile.gz): small enough to read whole.
             while source.append_to(&mut whole).unwrap_or(false) {}
-            let mut rep = analyze_field_data(file, &whole, &keys, s, later)?;
+            let mut rep = analyze_field_data(file, &whole, &keys, &|| {}, s, later)?;
             if source.transcoded() {
                 rep.diagnostics.add(UTF16_READ, 1);
             }
@@ -320,16 +335,18 @@ pub fn analyze_stream_deferring(
 }
 
 /// A JSON object without `traceEvents`: field data, a look-alike, or other JSON.
+/// `read_once`: as for [`analyze_whole`].
 fn analyze_field_data(
     file: &str,
     bytes: &[u8],
     keys: &[String],
+    read_once: &dyn Fn(),
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
     match field::format_of(keys) {
         Ok(Some(format)) => {
-            let rec = field::read(bytes, format, s.threshold, s.tasks.as_deref())?;
+            let rec = field::read(bytes, format, s.threshold, s.tasks.as_deref(), read_once)?;
             Ok(resolve(file, rec, None, s, later))
         }
         Err(reason) => Err(AnalyzeError::NotATrace(reason)),
@@ -392,7 +409,7 @@ fn resolve(
 /// resolution's own counts of odd input. With a `sink`, the rows go there block by block
 /// and the report's `rows` stay empty.
 #[allow(clippy::too_many_arguments)]
-pub fn resolve_chains(
+pub(crate) fn resolve_chains(
     file: &str,
     rec: &Recording,
     file_bytes: Option<&[u8]>,

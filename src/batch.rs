@@ -95,7 +95,7 @@ pub struct Outputs {
 #[derive(Debug)]
 // One per input file, moved once: boxing the report would only add an allocation.
 #[allow(clippy::large_enum_variant)]
-pub enum FileOutcome {
+pub(crate) enum FileOutcome {
     /// Read and analysed.
     Done(FileReport),
     /// Could not be read or is not a trace (named on the command line).
@@ -160,11 +160,6 @@ impl BatchSummary {
     }
 }
 
-/// Reads and analyses one input.
-pub fn process(inp: &InputPath, s: &Settings) -> Result<FileReport, Error> {
-    analyze_input_deferring(inp, s, &mut DeferredDrop::default())
-}
-
 /// The outcome of one input, and what to drop once it is handed on.
 fn outcome(inp: &InputPath, settings: &Settings, later: &mut DeferredDrop) -> FileOutcome {
     let file = inp.display_name();
@@ -200,7 +195,7 @@ fn outcome(inp: &InputPath, settings: &Settings, later: &mut DeferredDrop) -> Fi
 /// Analyses `inputs` on `jobs` workers and hands each outcome to `sink` in input order,
 /// as soon as every input before it is done. `sink` returning an error stops the run
 /// (files already started finish first).
-pub fn for_each_outcome(
+pub(crate) fn for_each_outcome(
     inputs: &[std::result::Result<InputPath, Error>],
     settings: &Settings,
     jobs: usize,
@@ -215,7 +210,7 @@ pub fn for_each_outcome(
 
 /// What [`for_each_handed`] hands on, in input order.
 #[allow(clippy::large_enum_variant)]
-pub enum Handed {
+pub(crate) enum Handed {
     /// A block of the next file's rows (when streaming), in report order.
     Rows(Vec<ReportRow>),
     /// What became of the next file: after its rows, whose report has none left.
@@ -229,7 +224,7 @@ const ROW_BLOCKS_IN_FLIGHT: usize = 4;
 /// [`for_each_outcome`], and with `stream_rows` each file's rows handed on as they are
 /// made ([`crate::analyze::RowSink`]) rather than in its report: the file being written
 /// streams, the rows of files finished ahead of it wait in memory for their turn.
-pub fn for_each_handed(
+pub(crate) fn for_each_handed(
     inputs: &[std::result::Result<InputPath, Error>],
     settings: &Settings,
     jobs: usize,
@@ -686,25 +681,8 @@ pub struct BatchResult {
     pub summary: BatchSummary,
 }
 
-/// Writes rows (and, for JSON and NDJSON, failed files) in `format`, all at once.
-pub fn write_to(
-    out: impl Write,
-    format: Format,
-    rows: &[ReportRow],
-    errors: &[FileError],
-) -> std::io::Result<()> {
-    let mut w = ReportWriter::new(format, Box::new(out), None)?;
-    for r in rows {
-        w.row(r)?;
-    }
-    for e in errors {
-        w.error(e)?;
-    }
-    w.finish()
-}
-
 /// The main report, written row by row.
-pub enum ReportWriter<'a> {
+pub(crate) enum ReportWriter<'a> {
     /// CSV.
     Csv(Box<CsvWriter<BufWriter<Box<dyn Write + 'a>>>>),
     /// `{"tasks": [...], "errors": [...]}`: tasks streamed, errors kept for the end.
@@ -720,7 +698,7 @@ pub enum ReportWriter<'a> {
 
 impl<'a> ReportWriter<'a> {
     /// Starts a report; JSON names `options` at its head when given.
-    pub fn new(
+    pub(crate) fn new(
         format: Format,
         out: Box<dyn Write + 'a>,
         options: Option<&json::ReportOptions>,
@@ -735,7 +713,7 @@ impl<'a> ReportWriter<'a> {
     }
 
     /// Writes one row.
-    pub fn row(&mut self, r: &ReportRow) -> std::io::Result<()> {
+    pub(crate) fn row(&mut self, r: &ReportRow) -> std::io::Result<()> {
         match self {
             ReportWriter::Csv(w) => w.row(r),
             ReportWriter::Json(w, _) => w.task(r),
@@ -745,7 +723,7 @@ impl<'a> ReportWriter<'a> {
     }
 
     /// Ends one input file's rows (Parquet writes them as one batch).
-    pub fn end_file(&mut self) -> std::io::Result<()> {
+    pub(crate) fn end_file(&mut self) -> std::io::Result<()> {
         match self {
             ReportWriter::Parquet(w) => w.end_file(),
             _ => Ok(()),
@@ -754,7 +732,7 @@ impl<'a> ReportWriter<'a> {
 
     /// Notes a failed file (CSV and Parquet have no place for it: stderr and the summary
     /// tell).
-    pub fn error(&mut self, e: &FileError) -> std::io::Result<()> {
+    pub(crate) fn error(&mut self, e: &FileError) -> std::io::Result<()> {
         match self {
             ReportWriter::Csv(_) | ReportWriter::Parquet(_) => {}
             ReportWriter::Json(_, errors) | ReportWriter::Ndjson(_, errors) => {
@@ -765,7 +743,7 @@ impl<'a> ReportWriter<'a> {
     }
 
     /// Ends the report and flushes.
-    pub fn finish(self) -> std::io::Result<()> {
+    pub(crate) fn finish(self) -> std::io::Result<()> {
         match self {
             ReportWriter::Csv(w) => w.finish()?.flush(),
             ReportWriter::Parquet(w) => w.finish()?.flush(),

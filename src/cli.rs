@@ -263,12 +263,12 @@ pub struct Cli {
     pub budget: Vec<String>,
     /// Flags shared with `compare`.
     #[command(flatten)]
-    pub common: Common,
+    pub analysis: AnalysisArgs,
 }
 
 /// Analysis and run flags, shared by the main command and `compare`.
 #[derive(Debug, Args)]
-pub struct Common {
+pub struct AnalysisArgs {
     /// Worker threads (default: available cores; at most 256).
     #[arg(short, long, value_name = "N", global = true)]
     pub jobs: Option<usize>,
@@ -391,7 +391,7 @@ pub fn completions(shell: clap_complete::Shell) -> Vec<u8> {
 
 /// `taskchain comapre …`: when `word` is no file or folder, looks like a word (no path
 /// separator, dot or glob character) and is close to a subcommand's name, that name.
-pub fn mistyped_command(word: &std::ffi::OsStr) -> Option<String> {
+pub(crate) fn mistyped_command(word: &std::ffi::OsStr) -> Option<String> {
     let text = word.to_str()?;
     if text.len() < 3
         || text.contains(['/', '\\', '.', '*', '?', '[', '='])
@@ -419,7 +419,7 @@ fn mistyped_error(word: &std::path::Path, name: &str) -> String {
     )
 }
 
-/// The first argument before `--` that [`mistyped_command`] takes for a subcommand, with
+/// The first argument before `--` that `mistyped_command` takes for a subcommand, with
 /// the error to print: for a command line clap refused (`taskchain comapre
 /// --fail-on-regression 5 …` has a flag only `compare` knows).
 pub fn mistyped_in_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<String> {
@@ -429,7 +429,7 @@ pub fn mistyped_in_args(args: impl IntoIterator<Item = std::ffi::OsString>) -> O
         .find_map(|a| mistyped_command(&a).map(|name| mistyped_error(a.as_ref(), &name)))
 }
 
-impl Common {
+impl AnalysisArgs {
     fn settings(&self) -> Result<(Settings, usize), String> {
         let ms = |name: &str, v: f64| {
             if v.is_finite() && v >= 0.0 {
@@ -563,7 +563,7 @@ impl Cli {
         {
             return Err(mistyped_error(first, &name));
         }
-        let (mut settings, jobs) = self.common.settings()?;
+        let (mut settings, jobs) = self.analysis.settings()?;
         if let Some(Command::Compare(c)) = self.command {
             if let Some(flag) = c
                 .candidate
@@ -590,12 +590,12 @@ impl Cli {
                 candidate: c.candidate,
                 fail_on_regression: c.fail_on_regression,
                 min_effect: c.min_effect,
-                chain_key: self.common.chain_key.into(),
+                chain_key: self.analysis.chain_key.into(),
                 output: c.output,
                 markdown: c.markdown,
                 analysis: settings,
                 jobs,
-                quiet: self.common.quiet,
+                quiet: self.analysis.quiet,
             })));
         }
         if self.paths.is_empty() && self.files_from.is_none() {
@@ -616,7 +616,7 @@ impl Cli {
             )?),
             None => self.shard.as_deref().map(parse_shard).transpose()?,
         };
-        let report_options = self.common.report_options(shard);
+        let report_options = self.analysis.report_options(shard);
         let mut output_dirs = Vec::new();
         let mut expand = |flag, p| expand_shard(flag, p, shard, &mut output_dirs);
         let output = expand("-o", self.output)?;
@@ -649,11 +649,11 @@ impl Cli {
             output_dirs,
             follow_links: self.follow_links,
             create_dirs: self.create_dirs,
-            tasks_file: self.common.tasks,
+            tasks_file: self.analysis.tasks,
             output,
             format,
             jobs,
-            quiet: self.common.quiet,
+            quiet: self.analysis.quiet,
             analysis: settings,
             outputs: Outputs {
                 summary_format: table_format(&summary, self.summary_format.map(TableFormat::from)),
@@ -664,7 +664,7 @@ impl Cli {
                 ),
                 aggregate,
                 aggregate_by: self.aggregate_by.into(),
-                chain_key: self.common.chain_key.into(),
+                chain_key: self.analysis.chain_key.into(),
                 folded,
                 folded_weight: self.folded_weight.into(),
                 flamegraph,
@@ -682,7 +682,7 @@ fn cli_name(v: &impl clap::ValueEnum) -> serde_json::Value {
         .map_or(serde_json::Value::Null, |p| p.get_name().into())
 }
 
-impl Common {
+impl AnalysisArgs {
     /// The options that shape a report's rows, for the head of a JSON report: every
     /// analysis flag (as given or defaulted; `lookback_ms` null for the default, which
     /// depends on the input kind) and the shard. Not `--jobs` (rows are the same at any

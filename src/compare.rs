@@ -51,11 +51,11 @@ pub struct CompareConfig {
 }
 
 /// p-value below which a change is not put down to noise.
-pub const ALPHA: f64 = 0.05;
+pub(crate) const ALPHA: f64 = 0.05;
 
 /// The smallest change (percent of the baseline mean) called a regression or an
 /// improvement when neither `--min-effect` nor `--fail-on-regression` is given.
-pub const MIN_EFFECT_PCT: f64 = 5.0;
+pub(crate) const MIN_EFFECT_PCT: f64 = 5.0;
 
 impl CompareConfig {
     /// The minimum effect in percent: `--min-effect`, else `--fail-on-regression`, else
@@ -117,7 +117,7 @@ fn totals(
 
 /// One line of the comparison.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Change {
+pub(crate) struct Change {
     /// `None` for the overall line, else the chain as the CSV `chain` column writes it, of
     /// the key's first task in the candidate set (in the baseline when it is gone); empty:
     /// tasks without a chain.
@@ -149,7 +149,7 @@ pub struct Change {
 
 /// What a line of the comparison says (the CSV `change` column).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ChangeKind {
+pub(crate) enum ChangeKind {
     /// A chain in no baseline trace. Its time counts in the overall line; on its own it
     /// does not fail `--fail-on-regression` (a renamed function is a new and a gone chain).
     New,
@@ -165,7 +165,7 @@ pub enum ChangeKind {
 
 impl ChangeKind {
     /// As written in reports.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ChangeKind::New => "new",
             ChangeKind::Gone => "gone",
@@ -232,7 +232,7 @@ fn change(
 
 /// Compares two sets: the overall line first, then one line per chain key (`mode`) seen
 /// in either set, largest absolute change in mean long-task time first (ties: by key).
-pub fn compare(
+pub(crate) fn compare(
     base: &[FileReport],
     candidate: &[FileReport],
     mode: ChainKey,
@@ -278,12 +278,12 @@ pub fn compare(
 
 /// True when `c` fails `--fail-on-regression PCT`: a regression (overall or of a chain)
 /// that grew by at least PCT percent.
-pub fn fails_gate(c: &Change, pct: f64) -> bool {
+pub(crate) fn fails_gate(c: &Change, pct: f64) -> bool {
     c.change == ChangeKind::Regression && c.change_pct.is_none_or(|x| x >= pct)
 }
 
 /// Two-sided Mann-Whitney U test of `a` against `b`. 1 when either is empty.
-pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
+pub(crate) fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     let (n1, n2) = (a.len(), b.len());
     if n1 == 0 || n2 == 0 {
         return 1.0;
@@ -477,7 +477,7 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
 }
 
 /// The CSV columns of the comparison.
-pub const COLUMNS: [&str; 13] = [
+pub(crate) const COLUMNS: [&str; 13] = [
     "scope",
     "chain",
     "chain_key",
@@ -508,7 +508,7 @@ fn pct_text(x: Option<f64>) -> String {
 }
 
 /// Writes the comparison as CSV.
-pub fn write_csv(changes: &[Change], out: impl Write) -> std::io::Result<()> {
+pub(crate) fn write_csv(changes: &[Change], out: impl Write) -> std::io::Result<()> {
     let mut w = csv::Writer::from_writer(out);
     w.write_record(COLUMNS).map_err(std::io::Error::other)?;
     for c in changes {
@@ -537,7 +537,7 @@ pub fn write_csv(changes: &[Change], out: impl Write) -> std::io::Result<()> {
 }
 
 /// Writes the comparison as Markdown (overall, then up to 15 chains).
-pub fn write_markdown(
+pub(crate) fn write_markdown(
     changes: &[Change],
     failed: &[String],
     out: &mut impl Write,

@@ -131,7 +131,7 @@ impl Error {
 pub enum AnalyzeError {
     /// Not a trace, nor another accepted format.
     NotATrace(String),
-    /// A JSON object of some other kind (see [`error::Error::OtherJson`]).
+    /// A JSON object of some other kind (see [`Error::OtherJson`]).
     OtherJson(String),
     /// The event array is broken before the first event.
     Json {

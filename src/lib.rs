@@ -23,50 +23,109 @@
 //! # The pipeline
 //!
 //! One module per stage, each importing only the ones before it (docs/ARCHITECTURE.md):
-//! [`input`] reads a path into bytes (mmap, or a gzip decoder); [`scan`] finds the event
-//! array ([`scan::envelope`]), walks the events and keeps the few that matter, with the
-//! JSON lexer of [`json`]; [`profile`] rebuilds each V8 profile as sample / stack / frame
-//! tables; [`tasks`] finds the top-level tasks of the renderer main threads and keeps the
-//! long ones; [`reader`] makes each input kind (a trace, field data) one [`reader::Recording`];
-//! [`chain`] resolves each long task's call chain and confidence; [`enrich`] adds what the
-//! frames mean (the page, parties); [`report`] writes CSV, JSON or NDJSON. [`analyze`] runs one file through those stages; [`batch`] runs many
-//! files in parallel, writing through [`output`]; [`compare`] and [`gate`] judge the
-//! results. [`vocab`] holds the ids and counts every stage shares.
+//! the input is read into bytes (mmap, or a gzip decoder), the event array found and its
+//! events walked with a JSON lexer of our own, keeping the few that matter; each V8 profile
+//! is rebuilt as sample / stack / frame tables; [`tasks`] finds the top-level tasks of the
+//! renderer main threads and keeps the long ones; [`chain`] resolves each long task's call
+//! chain and confidence; [`enrich`] adds what the frames mean (source maps, the page,
+//! parties); [`report`] holds the rows and writes CSV, JSON, NDJSON, Markdown or Parquet;
+//! [`gate`] checks a file's figures against budgets. [`vocab`] and [`time`] hold the ids,
+//! counts and times every stage shares; [`exit`] the exit codes of the `taskchain` command.
+//! The stages themselves are private: [`analyze_path`] runs a file through them.
+#![warn(missing_docs, unreachable_pub)]
 
-pub mod analyze;
+mod analyze;
 #[cfg(feature = "cli")]
-#[doc(hidden)]
-pub mod batch;
+mod batch;
 pub mod chain;
 #[cfg(feature = "cli")]
-#[doc(hidden)]
-pub mod cli;
+mod cli;
 #[cfg(feature = "cli")]
-#[doc(hidden)]
-pub mod compare;
+mod compare;
 pub mod enrich;
 pub mod error;
 pub mod exit;
 pub mod gate;
-#[doc(hidden)]
-pub mod input;
-#[doc(hidden)]
-pub mod json;
+mod input;
+mod json;
 #[cfg(feature = "cli")]
-#[doc(hidden)]
-pub mod output;
-#[doc(hidden)]
-pub mod profile;
-pub mod reader;
+mod output;
+mod profile;
+mod reader;
 pub mod report;
-#[doc(hidden)]
-pub mod scan;
+mod scan;
 pub mod tasks;
 pub mod time;
 pub mod vocab;
 
-pub use analyze::{Settings, analyze_bytes, analyze_path, analyze_stream};
-#[cfg(feature = "cli")]
-pub use batch::{BatchSummary, Config, Outputs, run};
+pub use analyze::{
+    RowSink, RowSinkFn, Settings, StageDone, StageDoneFn, analyze_bytes, analyze_path,
+};
 pub use error::Error;
+pub use reader::field::{Loaf, TaskEntries};
 pub use report::{FileReport, FileStats};
+
+/// The stages' own entry points, for the `taskchain` binary, `benches/`, `tools/`, the
+/// fuzz targets and the integration tests: not the library's API, and free to change in
+/// any release. Each module here names the private stage module it re-exports from.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::analyze::analyze_stream;
+    pub use crate::input::BlockSource;
+
+    /// Inputs: the gzip decoder (`src/input`).
+    pub mod input {
+        pub use crate::input::gzip::GzipReader;
+    }
+
+    /// The JSON lexer's number readers (`src/json`).
+    pub mod json {
+        pub use crate::json::{
+            PlainSum, Token, digit_array_end, int_array, plain_sum, plain_uints, plain_uints_into,
+        };
+        /// Every instruction set's copy of the array kernels, for the `kernels` fuzz target.
+        pub mod copies {
+            pub use crate::json::copies::{BlockResults, Copies, blocks_on_every_copy, every_copy};
+        }
+    }
+
+    /// The envelope, the event walk and the scan (`src/scan`).
+    pub mod scan {
+        pub use crate::scan::args::ArgsParser;
+        pub use crate::scan::chunk::{count_elements, summarize_deltas};
+        pub use crate::scan::envelope::{Envelope, detect};
+        pub use crate::scan::event::TraceEvent;
+        pub use crate::scan::split::with_range_bytes;
+        pub use crate::scan::{Collector, ScannedTrace, scan, walk};
+    }
+
+    /// The field-data readers' JSON objects (`src/reader`).
+    pub mod reader {
+        pub use crate::reader::lexed::{Members, Numbers};
+    }
+
+    /// V8 profiles rebuilt as tables (`src/profile`).
+    pub mod profile {
+        pub use crate::profile::{ProfileSet, build};
+    }
+
+    /// Top-level and long tasks (`src/tasks.rs`).
+    pub mod tasks {
+        pub use crate::tasks::{Scope, long_tasks, threads_in_scope, top_level_tasks};
+    }
+
+    /// Chain resolution (`src/chain`).
+    pub mod chain {
+        pub use crate::chain::{ChainConfig, Method, resolve};
+    }
+
+    /// The command line, runs over many files, comparisons and output files (the `cli`
+    /// feature).
+    #[cfg(feature = "cli")]
+    pub mod cli {
+        pub use crate::batch::{analyze_all, run};
+        pub use crate::cli::{Cli, Job, completions, mistyped_in_args};
+        pub use crate::compare::run as compare;
+        pub use crate::output::remove_on_interrupt;
+    }
+}

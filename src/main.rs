@@ -5,8 +5,8 @@
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
-use taskchain::cli::{Cli, Job};
 use taskchain::exit;
+use taskchain::internals::cli::{self, Cli, Job};
 
 /// `taskchain --version`: the package version and the commit it was built from, when the
 /// build knew it (`build.rs`).
@@ -23,6 +23,21 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// `mi_option_arena_max_object_size` there (a size in KiB).
 const MI_OPTION_ARENA_MAX_OBJECT_SIZE: libmimalloc_sys::mi_option_t = 45;
 
+/// No transparent huge pages for this process (what `MIMALLOC_ALLOW_THP=0` does; mimalloc
+/// has already asked for them on its first arena when `main` starts, and the kernel checks
+/// this flag at each fault). A fresh huge page is 2 MiB zeroed at its first touch, much of
+/// it never used where a thread's heap needs a few KiB, and fresh memory is the dearest
+/// thing a run touches on a VM (~3 ms per MiB on the benchmark machine): the 1 GB traces
+/// spent 0.3–0.9 s of system time zeroing huge pages, 0.25–0.45 s without them.
+fn no_huge_pages() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_THP_DISABLE takes an integer flag and no pointers; failure (an old
+    // kernel) leaves huge pages on, which is only slower.
+    unsafe {
+        libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
+    }
+}
+
 fn main() -> ExitCode {
     // Freed memory stays with the process for reuse, not returned after 10 ms: on this
     // workload (memory freed and taken again all through a file, file after file) every
@@ -38,6 +53,7 @@ fn main() -> ExitCode {
     // no difference in time or peak memory, interleaved.
     // SAFETY: as above, before any other thread; the value is in KiB.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_MAX_OBJECT_SIZE, 64 << 10) };
+    no_huge_pages();
     // The commit is the binary's to say (the library's `Cli` has the package version).
     let parsed = Cli::command()
         .version(LONG_VERSION)
@@ -49,7 +65,7 @@ fn main() -> ExitCode {
             // `taskchain comapre --fail-on-regression 5 …`: say which command was meant
             // rather than which flag the main command does not know.
             if err.use_stderr()
-                && let Some(msg) = taskchain::cli::mistyped_in_args(std::env::args_os())
+                && let Some(msg) = cli::mistyped_in_args(std::env::args_os())
             {
                 eprintln!("taskchain: error: {msg}");
                 return ExitCode::from(exit::BAD_INPUT);
@@ -64,9 +80,9 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::BAD_INPUT);
         }
     };
-    taskchain::output::remove_on_interrupt();
+    cli::remove_on_interrupt();
     let result = match &job {
-        Job::Report(cfg) => taskchain::run(cfg).map(|o| {
+        Job::Report(cfg) => cli::run(cfg).map(|o| {
             if !cfg.quiet {
                 eprintln!("{}", o.summary.line());
             }
@@ -76,7 +92,7 @@ fn main() -> ExitCode {
                 !o.breaches.is_empty(),
             )
         }),
-        Job::Compare(cfg) => taskchain::compare::run(cfg).map(|o| {
+        Job::Compare(cfg) => cli::compare(cfg).map(|o| {
             exit_code(
                 0,
                 o.failed,
@@ -85,7 +101,7 @@ fn main() -> ExitCode {
         }),
         Job::Completions(shell) => {
             use std::io::Write;
-            let script = taskchain::cli::completions(*shell);
+            let script = cli::completions(*shell);
             std::io::stdout()
                 .write_all(&script)
                 .map_err(anyhow::Error::from)

@@ -109,8 +109,8 @@ pub fn top_level_tasks<'a>(
     let mut out = HashMap::new();
     for (thread, mut ms) in per_thread {
         ms.sort_by_key(|m| (m.ts, m.order));
-        // (task, file order)
-        let mut tasks: Vec<(TopLevelTask, u64)> = Vec::new();
+        // (task, file order); a mark makes one task at most.
+        let mut tasks: Vec<(TopLevelTask, u64)> = Vec::with_capacity(ms.len());
         let mut open: Vec<&TaskMark> = Vec::new();
         for m in ms {
             match m.kind {
@@ -174,7 +174,9 @@ pub fn top_level_tasks<'a>(
             }
         }
         tasks.sort_by_key(|(t, order)| (t.ts, std::cmp::Reverse(t.dur), *order));
-        let mut top: Vec<TopLevelTask> = Vec::new();
+        // At most as many as the tasks: allocated once (grown by doubling, the list of a
+        // trace with millions of tasks left its earlier copies resident).
+        let mut top: Vec<TopLevelTask> = Vec::with_capacity(tasks.len());
         for (t, _) in tasks {
             if let Some(outer) = top.last_mut() {
                 if t.ts < outer.end() && t.end() <= outer.end() + NESTING_SLACK {
@@ -195,6 +197,7 @@ pub fn top_level_tasks<'a>(
             }
             top.push(t);
         }
+        top.shrink_to_fit();
         out.insert(thread, top);
     }
     out

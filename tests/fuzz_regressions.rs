@@ -14,7 +14,8 @@
 //! `filesystem:` would end, panicked in the party lookup (a `str` sliced inside a
 //! character) and the file was lost as an internal error.
 
-use taskchain::{Settings, analyze_bytes, analyze_stream};
+use taskchain::internals::analyze_stream;
+use taskchain::{Settings, analyze_bytes};
 
 /// Reads `tests/fuzz-regressions/<name>` whole and as a stream of blocks (the size the
 /// control byte says) and checks they agree: the same rows, or the same error.

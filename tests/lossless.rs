@@ -326,7 +326,8 @@ fn missing_bracket_in_a_profile_chunk_costs_that_chunk() {
 /// same damage message and the same flags, for 300 byte flips of a trace.
 #[test]
 fn whole_file_and_stream_agree_on_damaged_traces() {
-    use taskchain::{Settings, analyze_bytes, analyze_stream};
+    use taskchain::internals::analyze_stream;
+    use taskchain::{Settings, analyze_bytes};
     let (t, _) = trace_with_noise(5);
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     let mut next = || {

@@ -162,7 +162,7 @@ fn rows_are_streamed_in_blocks_equal_to_the_collected_rows() {
     let blocks: Arc<Mutex<Vec<Vec<taskchain::report::ReportRow>>>> = Default::default();
     let to = blocks.clone();
     let settings = taskchain::Settings {
-        row_sink: Some(taskchain::analyze::RowSink(Arc::new(move |rows| {
+        row_sink: Some(taskchain::RowSink(Arc::new(move |rows| {
             to.lock().unwrap().push(rows)
         }))),
         ..Default::default()

@@ -225,8 +225,7 @@ fn every_sample_folder_is_a_case() {
 #[test]
 fn compact_and_general_event_parses_agree_on_every_sample_event() {
     use std::io::Read;
-    use taskchain::scan::envelope::{Envelope, detect};
-    use taskchain::scan::{self, event::TraceEvent};
+    use taskchain::internals::scan::{self, Envelope, TraceEvent, detect};
     let mut total = 0;
     for case in CASES {
         let path = case_dir(case).join(trace_path(case).file_name().unwrap());

@@ -433,16 +433,17 @@ fn a_batch_of_1000_traces_of_one_build_decodes_its_map_once() {
         format!("http://127.0.0.1:37037/={}", site.display()),
         dir.path().display().to_string(),
     ];
-    let taskchain::cli::Job::Report(cfg) = taskchain::cli::Cli::try_parse_from(argv)
-        .unwrap()
-        .into_job()
-        .unwrap()
+    let taskchain::internals::cli::Job::Report(cfg) =
+        taskchain::internals::cli::Cli::try_parse_from(argv)
+            .unwrap()
+            .into_job()
+            .unwrap()
     else {
         panic!("not a report job")
     };
     let sym = cfg.analysis.enrich.symbolicator.clone();
     assert_eq!(sym.maps_decoded(), 0);
-    let res = taskchain::batch::analyze_all(&cfg.paths, &cfg.analysis, 2, true).unwrap();
+    let res = taskchain::internals::cli::analyze_all(&cfg.paths, &cfg.analysis, 2, true).unwrap();
     assert_eq!(res.rows.len(), 1000);
     for r in &res.rows {
         let names: Vec<&str> = r

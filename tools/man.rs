@@ -6,7 +6,7 @@ fn main() -> std::io::Result<()> {
     use clap::CommandFactory;
     let dir = std::path::PathBuf::from(std::env::args().nth(1).unwrap_or("target/man".into()));
     std::fs::create_dir_all(&dir)?;
-    let cli = taskchain::cli::Cli::command().version(env!("TASKCHAIN_LONG_VERSION"));
+    let cli = taskchain::internals::cli::Cli::command().version(env!("TASKCHAIN_LONG_VERSION"));
     clap_mangen::generate_to(cli, &dir)?;
     for page in std::fs::read_dir(&dir)? {
         println!("{}", page?.path().display());

@@ -7,10 +7,9 @@
 //! - `collect`: the walk with the scan's collector (what matters is kept);
 //! - `chains`: everything up to the long tasks, then times chain resolution alone.
 
-use taskchain::scan::envelope::{self, Envelope};
-use taskchain::scan::{self, Collector};
+use taskchain::internals::scan::{self, Collector, Envelope};
+use taskchain::internals::{chain, profile, tasks};
 use taskchain::vocab::Diagnostics;
-use taskchain::{chain, profile, tasks};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -18,7 +17,7 @@ fn main() {
     let file = std::fs::File::open(&path).expect("open");
     // SAFETY: read-only map of a benchmark file nobody truncates meanwhile.
     let b = unsafe { memmap2::Mmap::map(&file).expect("map") };
-    let Envelope::Events { start, .. } = envelope::detect(&b).expect("a trace") else {
+    let Envelope::Events { start, .. } = scan::detect(&b).expect("a trace") else {
         panic!("not a trace")
     };
     let t = std::time::Instant::now();

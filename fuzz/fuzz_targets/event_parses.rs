@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskchain::scan::event::TraceEvent;
+use taskchain::internals::scan::TraceEvent;
 
 fuzz_target!(|data: &[u8]| {
     // Every event starts at `{`; a leading byte is added when the input lacks one.

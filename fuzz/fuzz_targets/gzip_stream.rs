@@ -12,8 +12,9 @@ use std::io::{Read, Write};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use libfuzzer_sys::fuzz_target;
-use taskchain::input::gzip::GzipReader;
-use taskchain::{analyze_bytes, analyze_stream};
+use taskchain::internals::input::GzipReader;
+use taskchain::analyze_bytes;
+use taskchain::internals::analyze_stream;
 
 fn gzip(parts: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::new();

@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskchain::json::copies::{blocks_on_every_copy, every_copy};
+use taskchain::internals::json::copies::{blocks_on_every_copy, every_copy};
 
 fuzz_target!(|data: &[u8]| {
     // The array kernels read an array at the start; one is opened when the input lacks it.

@@ -7,10 +7,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskchain::json::{
+use taskchain::internals::json::{
     PlainSum, Token, digit_array_end, int_array, plain_sum, plain_uints, plain_uints_into,
 };
-use taskchain::scan::chunk::count_elements;
+use taskchain::internals::scan::count_elements;
 
 fuzz_target!(|data: &[u8]| {
     let close = data

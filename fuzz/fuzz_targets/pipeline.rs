@@ -8,7 +8,8 @@
 mod common;
 
 use libfuzzer_sys::fuzz_target;
-use taskchain::{analyze_bytes, analyze_stream};
+use taskchain::analyze_bytes;
+use taskchain::internals::analyze_stream;
 
 fuzz_target!(|data: &[u8]| {
     let (knobs, trace) = common::control(data);

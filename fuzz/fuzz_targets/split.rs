@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use taskchain::analyze_bytes;
-use taskchain::scan::split::with_range_bytes;
+use taskchain::internals::scan::with_range_bytes;
 
 fn pool(threads: usize) -> &'static rayon::ThreadPool {
     static POOLS: [OnceLock<rayon::ThreadPool>; 2] = [OnceLock::new(), OnceLock::new()];

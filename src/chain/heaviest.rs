@@ -12,7 +12,7 @@ use crate::time::TimeDelta;
 /// Linear in samples + stacks: each sample's time goes to its own stack, then flows to
 /// the parents (which always have smaller indices), and each stack remembers its heaviest
 /// child.
-pub fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
+pub(super) fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
     let stacks = &w.profile.stacks;
     let (stack, samples, time) = descend(
         w,

@@ -147,7 +147,7 @@ impl Flags {
     /// missing: a chunk among them would have held samples of any task).
     pub const DAMAGED_FILE: Flags = Flags(128);
     /// A string of the file longer than 1 MiB (a function name, a URL, a thread name) was
-    /// cut to 1 MiB ([`crate::scan::args::LONG_STRING`]): a name in the row may be cut.
+    /// cut to 1 MiB (`LONG_STRING` in `src/scan/args.rs`): a name in the row may be cut.
     pub const STRING_CUT: Flags = Flags(256);
 
     const NAMES: [(Flags, &'static str); 9] = [
@@ -515,19 +515,28 @@ fn folded_stacks(w: &window::Weighted<'_>) -> Vec<(String, u32, TimeDelta)> {
 
 /// The window's samples by their leaf frame's URL (see [`TaskChain::leaf_urls`]).
 fn leaf_urls(w: &window::Weighted<'_>) -> Vec<(String, u32)> {
-    let mut frames: Vec<u32> = (0..w.len())
-        .map(|k| w.profile.stacks.frame(w.stack(k)).index() as u32)
-        .collect();
-    frames.sort_unstable();
+    // (leaf frame, samples) run by run of equal stacks: samples mostly repeat their
+    // neighbour's stack, so this is a few entries where one per sample was sorted.
+    let mut frames: Vec<(u32, u32)> = Vec::new();
+    let mut k = 0;
+    while k < w.len() {
+        let (stack, first) = (w.stack(k), k);
+        while k < w.len() && w.stack(k) == stack {
+            k += 1;
+        }
+        let frame = w.profile.stacks.frame(stack).index() as u32;
+        frames.push((frame, (k - first) as u32));
+    }
+    frames.sort_unstable_by_key(|&(frame, _)| frame);
     let mut by_url: crate::vocab::FastMap<&str, u32> = Default::default();
-    for run in frames.chunk_by(|a, b| a == b) {
+    for run in frames.chunk_by(|a, b| a.0 == b.0) {
         let url = w
             .profile
             .frames
-            .get(FrameIndex::new(run[0] as usize))
+            .get(FrameIndex::new(run[0].0 as usize))
             .url
             .as_str();
-        *by_url.entry(url).or_default() += run.len() as u32;
+        *by_url.entry(url).or_default() += run.iter().map(|&(_, n)| n).sum::<u32>();
     }
     let mut v: Vec<(String, u32)> = by_url.into_iter().map(|(u, n)| (u.to_owned(), n)).collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));

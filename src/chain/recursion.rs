@@ -38,7 +38,7 @@ struct Node {
 }
 
 /// The collapsed stacks of one window's candidates.
-pub struct Collapsed {
+pub(super) struct Collapsed {
     nodes: Vec<Node>,
     /// Window stack → its collapsed node (`u32::MAX`: no candidate on that stack).
     of_stack: Vec<u32>,
@@ -48,7 +48,7 @@ impl Collapsed {
     /// Collapses the stacks of the window's candidates; `None` when no stack of the window
     /// has recursion to collapse under `mode` (then the exact stacks are the groups, and the
     /// caller keeps docs/METHOD.md §1 verbatim), or when `mode` is [`CollapseRecursion::None`].
-    pub fn of_window(w: &Weighted<'_>, mode: CollapseRecursion) -> Option<Collapsed> {
+    pub(super) fn of_window(w: &Weighted<'_>, mode: CollapseRecursion) -> Option<Collapsed> {
         if mode == CollapseRecursion::None {
             return None;
         }
@@ -103,7 +103,7 @@ impl Collapsed {
     }
 
     /// True when candidate `k`'s collapsed stack is `node` (or, with `subtree`, under it).
-    pub fn holds(&self, w: &Weighted<'_>, k: usize, node: u32, subtree: bool) -> bool {
+    pub(super) fn holds(&self, w: &Weighted<'_>, k: usize, node: u32, subtree: bool) -> bool {
         let mut cur = Some(self.node_of(w, k));
         while let Some(c) = cur {
             if c == node {
@@ -118,7 +118,7 @@ impl Collapsed {
     }
 
     /// Frames of node `n` from the root, with their depths.
-    pub fn path(&self, n: u32) -> Vec<(FrameIndex, u32)> {
+    pub(super) fn path(&self, n: u32) -> Vec<(FrameIndex, u32)> {
         let mut out = Vec::new();
         let mut cur = Some(n);
         while let Some(c) = cur {
@@ -132,7 +132,7 @@ impl Collapsed {
 
     /// docs/METHOD.md §1 step 3 over collapsed stacks: the node with the most candidates of its own
     /// (ties: the earliest first sample). Its samples and time count every depth merged.
-    pub fn largest(&self, w: &Weighted<'_>) -> Option<Pick> {
+    pub(super) fn largest(&self, w: &Weighted<'_>) -> Option<Pick> {
         let (node, samples, time, tied) =
             w.largest_group(self.nodes.len(), |k| self.node_of(w, k) as usize)?;
         Some(Pick {
@@ -147,7 +147,7 @@ impl Collapsed {
     /// The heaviest path over collapsed stacks (see [`super::heaviest`]): from the root,
     /// into the child with the most time while it holds at least half of its parent's,
     /// always past `(root)`; ties to the node made first.
-    pub fn heaviest(&self, w: &Weighted<'_>) -> Option<Pick> {
+    pub(super) fn heaviest(&self, w: &Weighted<'_>) -> Option<Pick> {
         let frames = &w.profile.frames;
         let (node, samples, time) = super::heaviest::descend(
             w,
@@ -200,7 +200,7 @@ fn collapse(raw: &[FrameIndex], mode: CollapseRecursion, out: &mut Vec<(FrameInd
 
 /// Chain frames of a collapsed path, without `(root)`; each frame's
 /// [`super::ChainFrame::recursion_depth`] is its calls merged.
-pub fn collapsed_frames(
+pub(super) fn collapsed_frames(
     profile: &CpuProfile,
     path: &[(FrameIndex, u32)],
 ) -> Vec<super::ChainFrame> {

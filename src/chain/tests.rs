@@ -546,3 +546,59 @@ fn a_gap_counts_at_either_edge_or_between_samples() {
     assert!(w.has_gap_over(gap(49)));
     assert!(!w.has_gap_over(gap(50)));
 }
+
+#[test]
+fn leaf_urls_count_the_window_samples_by_their_leaf_frames_url() {
+    let with_url = |mut n: Node, url: &str| {
+        n.call_frame.url = url.into();
+        n
+    };
+    // a (a.js) calls b (b.js) and c (a.js); b calls c too: the same call frame on another
+    // stack, so one frame for two stacks.
+    let nodes = vec![
+        node(1, None, "(root)"),
+        with_url(node(2, Some(1), "a"), "a.js"),
+        with_url(node(3, Some(2), "b"), "b.js"),
+        with_url(node(4, Some(2), "c"), "a.js"),
+        with_url(node(6, Some(3), "c"), "a.js"),
+        node(5, Some(1), "(program)"),
+    ];
+    // In [0, 80): b b c (program) c' b c c → a.js: c ×3 + c' ×1 = 4, b.js: 3, "": 1; the
+    // sample at 80 is outside.
+    let ps = profile_set(
+        nodes,
+        &[
+            (0, 3),
+            (10, 3),
+            (20, 4),
+            (30, 5),
+            (40, 6),
+            (50, 3),
+            (60, 4),
+            (70, 4),
+            (80, 3),
+        ],
+        None,
+    );
+    let cfg = ChainConfig {
+        collect_leaf_urls: true,
+        ..ChainConfig::default()
+    };
+    let c = resolve(&task(0, 80), &ps, None, &cfg).unwrap();
+    assert_eq!(c.window_samples, 8);
+    let expected = [("a.js", 4), ("b.js", 3), ("", 1)].map(|(u, n)| (u.to_string(), n));
+    assert_eq!(c.leaf_urls, expected);
+    // Equal counts go in URL order: b (b.js) then a (a.js), one sample each.
+    let ps = profile_set(
+        vec![
+            node(1, None, "(root)"),
+            with_url(node(2, Some(1), "a"), "a.js"),
+            with_url(node(3, Some(2), "b"), "b.js"),
+        ],
+        &[(0, 3), (10, 2)],
+        None,
+    );
+    let c = resolve(&task(0, 20), &ps, None, &cfg).unwrap();
+    let expected = [("a.js", 1), ("b.js", 1)].map(|(u, n)| (u.to_string(), n));
+    assert_eq!(c.leaf_urls, expected);
+}

@@ -1,6 +1,6 @@
 //! What started a task (issue 17): its `trigger` and `trigger_detail`, from the entry-point
 //! events inside it (`EventDispatch`, `FunctionCall`, `TimerFire`, …, see
-//! [`EntryKind`]).
+//! `EntryKind` in `src/scan/records.rs`).
 //!
 //! A `FunctionCall` is the JavaScript an entry point ran (a listener, a callback): it takes
 //! the kind of the nearest entry point around it (`event:click` for a click listener,

@@ -50,7 +50,7 @@ impl Window {
 /// Weights are not stored: inside the window the rows are sorted, so a weight is the step
 /// to the next row, and the weights of a run of rows add up to the step from its first row
 /// to the row after it.
-pub struct Weighted<'p> {
+pub(super) struct Weighted<'p> {
     /// The profile.
     pub profile: &'p CpuProfile,
     /// The samples read for the window.
@@ -69,7 +69,7 @@ pub struct Weighted<'p> {
 impl<'p> Weighted<'p> {
     /// Weighs the rows `rows` (all inside `window`) of `table`, read from `profile` (and
     /// `file`, the trace for chunks left in it).
-    pub fn new(
+    pub(super) fn new(
         profile: &'p CpuProfile,
         table: &'p SampleTable,
         rows: std::ops::Range<usize>,
@@ -105,23 +105,23 @@ impl<'p> Weighted<'p> {
     }
 
     /// Number of candidates.
-    pub fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.len
     }
 
     /// Times of the candidates, sorted.
-    pub fn ts(&self) -> &[Timestamp] {
+    pub(super) fn ts(&self) -> &[Timestamp] {
         &self.table.ts[self.first..self.first + self.len]
     }
 
     /// Stack of candidate `k`.
-    pub fn stack(&self, k: usize) -> StackIndex {
+    pub(super) fn stack(&self, k: usize) -> StackIndex {
         self.table.stack[self.first + k]
     }
 
     /// Weight of candidate `k`: the step to the next candidate; for the last one, to the
     /// next known sample, clipped to the window end.
-    pub fn weight(&self, k: usize) -> TimeDelta {
+    pub(super) fn weight(&self, k: usize) -> TimeDelta {
         self.weight_sum(k, k + 1)
     }
 
@@ -129,7 +129,7 @@ impl<'p> Weighted<'p> {
     /// saturating: their steps add up to the step from `from` to `to` (to the last
     /// candidate, plus its own weight, when `to` is the end). Computed wide, so a step
     /// that saturates on its own makes the sum saturate too, as adding them would.
-    pub fn weight_sum(&self, from: usize, to: usize) -> TimeDelta {
+    pub(super) fn weight_sum(&self, from: usize, to: usize) -> TimeDelta {
         let ts = self.ts();
         let wide = |t: Timestamp| t.as_nanos() as i128;
         let sum = match ts.get(to) {
@@ -141,7 +141,7 @@ impl<'p> Weighted<'p> {
 
     /// docs/METHOD.md §1 step 3: the largest group of candidates with the same stack; ties go to the
     /// group whose first sample is earliest.
-    pub fn largest_stack(&self) -> Option<Pick> {
+    pub(super) fn largest_stack(&self) -> Option<Pick> {
         let (stack, samples, time, tied) =
             self.largest_group(self.profile.stacks.len(), |k| self.stack(k).index())?;
         Some(Pick {
@@ -157,7 +157,7 @@ impl<'p> Weighted<'p> {
     /// (its stack, or its collapsed stack): (group, samples, time, tied with another
     /// group); ties go to the group whose first sample is earliest. `None` without
     /// candidates.
-    pub fn largest_group(
+    pub(super) fn largest_group(
         &self,
         n: usize,
         group: impl Fn(usize) -> usize,
@@ -195,7 +195,7 @@ impl<'p> Weighted<'p> {
     /// True when some stretch of the window without a sample is longer than `gap`: from the
     /// window start to the first candidate, between candidates, or from the last one to
     /// the window end.
-    pub fn has_gap_over(&self, gap: TimeDelta) -> bool {
+    pub(super) fn has_gap_over(&self, gap: TimeDelta) -> bool {
         self.edge_gap > gap || self.ts().windows(2).any(|p| p[1].since(p[0]) > gap)
     }
 }

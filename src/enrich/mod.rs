@@ -21,7 +21,7 @@ use crate::vocab::Pid;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileContext {
     /// The main frame's URLs in `ts` order: a trace's navigations
-    /// ([`PageUrl`]), or a field bundle's `page` at its time origin. Empty when the file
+    /// (`PageUrl`s), or a field bundle's `page` at its time origin. Empty when the file
     /// does not say (a `.cpuprofile`, an old trace).
     pub pages: Vec<PageUrl>,
     /// Scripts with a source map URL (V8 source-rundown events), in file order.

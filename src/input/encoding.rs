@@ -10,7 +10,7 @@ use super::BlockSource;
 
 /// An input's text encoding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Encoding {
+pub(crate) enum Encoding {
     /// UTF-8 (or anything that is not recognisably another encoding).
     Utf8,
     /// UTF-16 little-endian; `bom`: the first two bytes are its byte-order mark.
@@ -32,7 +32,7 @@ const SNIFF: usize = 64;
 
 /// The encoding of text starting with `b` (at least the first [`SNIFF`] bytes of the
 /// input, or all of it when shorter).
-pub fn sniff(b: &[u8]) -> Encoding {
+pub(crate) fn sniff(b: &[u8]) -> Encoding {
     if b.starts_with(&[0xFF, 0xFE, 0, 0]) || b.starts_with(&[0, 0, 0xFE, 0xFF]) {
         return Encoding::Utf32;
     }
@@ -70,7 +70,7 @@ pub fn sniff(b: &[u8]) -> Encoding {
 /// Transcodes UTF-16 to UTF-8, a block at a time: an odd byte or the first half of a
 /// surrogate pair at a block's end waits for the next. Unpaired surrogates become U+FFFD.
 #[derive(Debug)]
-pub struct Utf16Decoder {
+pub(crate) struct Utf16Decoder {
     little_endian: bool,
     /// Bytes of the previous block not yet decoded (at most 3).
     held: Vec<u8>,
@@ -80,7 +80,7 @@ pub struct Utf16Decoder {
 
 impl Utf16Decoder {
     /// A decoder for `encoding` (UTF-16 LE or BE); `None` for the others.
-    pub fn new(encoding: Encoding) -> Option<Utf16Decoder> {
+    pub(crate) fn new(encoding: Encoding) -> Option<Utf16Decoder> {
         let (little_endian, bom) = match encoding {
             Encoding::Utf16Le { bom } => (true, bom),
             Encoding::Utf16Be { bom } => (false, bom),
@@ -95,7 +95,7 @@ impl Utf16Decoder {
 
     /// Decodes `block` (the next bytes of the input) onto `out`; `last`: no more follow
     /// (held bytes are then decoded as they are).
-    pub fn decode(&mut self, block: &[u8], last: bool, out: &mut Vec<u8>) {
+    pub(crate) fn decode(&mut self, block: &[u8], last: bool, out: &mut Vec<u8>) {
         let mut bytes = std::mem::take(&mut self.held);
         bytes.extend_from_slice(block);
         let mut from = 0;
@@ -136,7 +136,7 @@ impl Utf16Decoder {
 }
 
 /// The whole of UTF-16 `b` as UTF-8.
-pub fn transcode(b: &[u8], encoding: Encoding) -> Option<Vec<u8>> {
+pub(crate) fn transcode(b: &[u8], encoding: Encoding) -> Option<Vec<u8>> {
     let mut d = Utf16Decoder::new(encoding)?;
     let mut out = Vec::with_capacity(b.len() / 2);
     d.decode(b, true, &mut out);
@@ -145,7 +145,7 @@ pub fn transcode(b: &[u8], encoding: Encoding) -> Option<Vec<u8>> {
 
 /// A [`BlockSource`] that hands on UTF-8: UTF-16 input (told by its first bytes) is
 /// transcoded block by block, anything else passed through as it is.
-pub struct Decoded<S> {
+pub(crate) struct Decoded<S> {
     inner: S,
     /// Decided once the first [`SNIFF`] bytes (or the whole input) are seen.
     decoder: Option<Option<Utf16Decoder>>,
@@ -155,7 +155,7 @@ pub struct Decoded<S> {
 
 impl<S: BlockSource> Decoded<S> {
     /// Wraps `inner`.
-    pub fn new(inner: S) -> Self {
+    pub(crate) fn new(inner: S) -> Self {
         Decoded {
             inner,
             decoder: None,
@@ -166,7 +166,7 @@ impl<S: BlockSource> Decoded<S> {
 
 impl<S> Decoded<S> {
     /// True when the input is UTF-16 (and was transcoded).
-    pub fn transcoded(&self) -> bool {
+    pub(crate) fn transcoded(&self) -> bool {
         matches!(self.decoder, Some(Some(_)))
     }
 }

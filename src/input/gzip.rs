@@ -57,7 +57,7 @@ enum State {
 }
 
 /// A [`Read`] of the decoded bytes of the gzip stream `input`; its errors are
-/// [`GzipError`]s (see [`GzipError::of`]), and the first one ends the stream.
+/// `GzipError`s (see `GzipError::of`), and the first one ends the stream.
 pub struct GzipReader<'a> {
     input: &'a [u8],
     state: State,
@@ -84,7 +84,7 @@ impl<'a> GzipReader<'a> {
     }
 
     /// The compressed bytes not yet consumed.
-    pub fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.input.len()
     }
 

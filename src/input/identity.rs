@@ -13,11 +13,11 @@
 use sha2::{Digest, Sha256};
 
 /// The span hashed at each end of the input, bytes.
-pub const EDGE: usize = 1 << 20;
+pub(crate) const EDGE: usize = 1 << 20;
 
 /// The `trace_id` of an input whose stored bytes are `bytes` (a read-only map: only the
 /// first and last [`EDGE`] bytes are touched).
-pub fn trace_id(bytes: &[u8]) -> String {
+pub(crate) fn trace_id(bytes: &[u8]) -> String {
     let size = bytes.len();
     let head = &bytes[..size.min(EDGE)];
     let tail = &bytes[size.saturating_sub(EDGE).max(head.len())..];

@@ -6,11 +6,11 @@
 //! name) and streamed through a multi-member decoder on its own thread (concatenated
 //! members are one legal stream). [`crate::scan::envelope`] then says where the trace events start.
 
-pub mod encoding;
-pub mod gzip;
-pub mod identity;
+pub(crate) mod encoding;
+pub(crate) mod gzip;
+pub(crate) mod identity;
 #[cfg(feature = "cli")]
-pub mod paths;
+pub(crate) mod paths;
 
 use std::fs::File;
 use std::io::Read;
@@ -40,25 +40,33 @@ impl<I: Iterator<Item = std::io::Result<Vec<u8>>>> BlockSource for I {
 
 /// One input as given on the command line or found in a folder.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum InputPath {
+pub(crate) enum InputPath {
     /// A file named on the command line.
     File(PathBuf),
     /// A file found by searching a folder.
+    #[cfg_attr(
+        not(feature = "cli"),
+        allow(dead_code, reason = "folder searches are the CLI's")
+    )]
     Found(PathBuf),
     /// Standard input (`-`).
+    #[cfg_attr(
+        not(feature = "cli"),
+        allow(dead_code, reason = "standard input is the CLI's")
+    )]
     Stdin,
 }
 
 impl InputPath {
     /// The path as reports show it (`-` for standard input).
-    pub fn display_name(&self) -> String {
+    pub(crate) fn display_name(&self) -> String {
         match self {
             InputPath::File(p) | InputPath::Found(p) => p.display().to_string(),
             InputPath::Stdin => "-".to_string(),
         }
     }
     /// The path used in error messages.
-    pub fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         match self {
             InputPath::File(p) | InputPath::Found(p) => p.clone(),
             InputPath::Stdin => PathBuf::from("-"),
@@ -67,7 +75,7 @@ impl InputPath {
 }
 
 /// The whole (decompressed) content of one input.
-pub enum TraceBytes {
+pub(crate) enum TraceBytes {
     /// A read-only map of a plain file.
     Mapped(memmap2::Mmap),
     /// Gzip read from a pipe (compressed), or an empty file.
@@ -84,13 +92,29 @@ impl Deref for TraceBytes {
     }
 }
 
+impl TraceBytes {
+    /// Lets the kernel take back the pages of a mapped file that reading touched: they
+    /// stay in the page cache and a later read faults them in again, but a mapped page
+    /// counts in the process's memory until it is let go (a 182 MB trace scanned whole
+    /// kept 182 MB resident through every later stage). Owned bytes are left as they are.
+    pub(crate) fn release_pages(&self) {
+        #[cfg(unix)]
+        if let TraceBytes::Mapped(m) = self {
+            // SAFETY: the map is read-only and private, so no page holds data of ours
+            // that dropping it would lose: MADV_DONTNEED makes the next read of a page
+            // fault it in from the file again, with the same bytes.
+            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+        }
+    }
+}
+
 /// True when `b` starts with the gzip magic bytes.
-pub fn is_gzip(b: &[u8]) -> bool {
+pub(crate) fn is_gzip(b: &[u8]) -> bool {
     b.starts_with(&[0x1f, 0x8b])
 }
 
 /// An input ready to scan: whole bytes, or a stream read block by block.
-pub enum Source {
+pub(crate) enum Source {
     /// The whole content of a plain file, mapped.
     Whole(TraceBytes),
     /// A gzip stream, decoded on its own thread.
@@ -103,7 +127,7 @@ pub enum Source {
 /// a decoder thread, so a 1 GB `.json.gz` never sits inflated in memory, and plain JSON
 /// from standard input or a pipe is read in blocks. `progress` counts the compressed bytes
 /// the gzip decoder has consumed, or the bytes read from a pipe.
-pub fn open(
+pub(crate) fn open(
     input: &InputPath,
     progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 ) -> Result<Source> {
@@ -152,7 +176,7 @@ pub fn open(
 /// True when standard descriptor `fd` (0, 1 or 2) was closed when taskchain started. Rust's
 /// runtime then opens `/dev/null` read-write in its place (a shell's `> /dev/null` opens it
 /// write-only, `< /dev/null` read-only), so that is what is looked for.
-pub fn std_fd_was_closed(fd: i32) -> bool {
+pub(crate) fn std_fd_was_closed(fd: i32) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -279,7 +303,7 @@ fn stream(
 
 /// Plain JSON read from a pipe in blocks of 4 MB (the first one already read, to tell it
 /// from gzip).
-pub struct ReadBlocks {
+pub(crate) struct ReadBlocks {
     reader: Box<dyn Read + Send>,
     first: Option<Vec<u8>>,
     read: std::sync::Arc<std::sync::atomic::AtomicU64>,
@@ -289,7 +313,7 @@ pub struct ReadBlocks {
 impl ReadBlocks {
     /// The count of bytes read so far, shared: it goes on counting after the blocks are
     /// handed to the scan.
-    pub fn bytes_read(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+    pub(crate) fn bytes_read(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
         self.read.clone()
     }
 }
@@ -313,7 +337,7 @@ impl crate::input::BlockSource for ReadBlocks {
 /// Decompressed blocks of a gzip stream, from a decoder thread: the decoder works on the
 /// next blocks while the scanner reads this one (a pipeline over two cores). Blocks go
 /// back to the decoder to be refilled, so no fresh memory is touched per block.
-pub struct GzBlocks {
+pub(crate) struct GzBlocks {
     full: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
     empty: std::sync::mpsc::SyncSender<Vec<u8>>,
     compressed_len: u64,
@@ -328,12 +352,12 @@ const GZ_BLOCKS: usize = 3;
 
 impl GzBlocks {
     /// Size of the compressed input, bytes.
-    pub fn compressed_len(&self) -> u64 {
+    pub(crate) fn compressed_len(&self) -> u64 {
         self.compressed_len
     }
 
     /// The [`identity::trace_id`] of the compressed bytes.
-    pub fn trace_id(&self) -> &str {
+    pub(crate) fn trace_id(&self) -> &str {
         &self.trace_id
     }
 

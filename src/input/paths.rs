@@ -20,10 +20,10 @@ use super::InputPath;
 use crate::error::{Error, Result};
 
 /// Deepest folder nesting a search enters, below the folder named.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// True for the file names a folder search takes.
-pub fn is_trace_name(p: &Path) -> bool {
+pub(crate) fn is_trace_name(p: &Path) -> bool {
     let name = p
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
@@ -63,7 +63,8 @@ fn file_id(p: &Path) -> Option<FileId> {
 /// [`Error::NoTraces`] for a folder without trace files. Folder searches take only regular
 /// files (no FIFOs, sockets or devices, which could block) and follow symbolic links only
 /// inside the folder named, unless `follow_links`.
-pub fn expand(args: &[PathBuf], follow_links: bool) -> Vec<Result<InputPath>> {
+#[cfg(test)]
+fn expand(args: &[PathBuf], follow_links: bool) -> Vec<Result<InputPath>> {
     let mut w = Walker::new(follow_links);
     expand_marked(args.iter().map(|a| (a.clone(), false)), &mut w)
 }
@@ -140,7 +141,7 @@ fn expand_marked(
 /// starting at the i-th (1-based) of the sorted list. Searches follow symbolic links out
 /// of the folder searched only with `follow_links`. Errors: `files_from` cannot be read,
 /// or a glob is malformed.
-pub fn inputs(
+pub(crate) fn inputs(
     paths: &[PathBuf],
     files_from: Option<&Path>,
     shard: Option<(usize, usize)>,

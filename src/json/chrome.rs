@@ -12,11 +12,11 @@ use super::simd::{avx512::Avx512, sse2::Sse2};
 /// at `b[r]` (`r` from its `[` to just past its `]`) holds only non-negative integers of
 /// 1–8 digits separated by single commas, with no whitespace. Calls `f` with each value
 /// in order and returns the count; returns `None` for any other array (after perhaps some
-/// calls: the caller then starts over with [`fold_numbers`]).
+/// calls: the caller then starts over with `fold_numbers`).
 ///
 /// Commas are found eight bytes at a time and each number is read from its own load, so
 /// one number's parse does not wait for the previous one's length (the loop-carried
-/// dependency that bounds [`fold_numbers`]). [`plain_uints_into`] is faster where the
+/// dependency that bounds `fold_numbers`). [`plain_uints_into`] is faster where the
 /// values can go to a buffer.
 #[inline(always)]
 pub fn plain_uints(b: &[u8], r: &std::ops::Range<usize>, mut f: impl FnMut(u64)) -> Option<usize> {
@@ -78,7 +78,7 @@ pub(in crate::json) fn array_content<'a>(
 /// with more than `out.len()` values (`out` is then partly written).
 ///
 /// On CPUs with SSSE3 (every x86-64 of the last fifteen years), four numbers of 1–4
-/// digits are converted at once ([`uints_ssse3`]; with AVX-512BW, a copy of it whose
+/// digits are converted at once (`uints_ssse3`; with AVX-512BW, a copy of it whose
 /// 64-byte blocks are single vectors).
 pub fn plain_uints_into(b: &[u8], r: &std::ops::Range<usize>, out: &mut [u32]) -> Option<usize> {
     let content = array_content(b, r)?;
@@ -157,7 +157,7 @@ const INVERSE_WIDTH: [usize; 10] = {
 /// The CPU must have SSSE3.
 #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
 #[target_feature(enable = "ssse3")]
-pub unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
+pub(crate) unsafe fn uints_ssse3(content: &[u8], out: &mut [u32]) -> Option<usize> {
     // SAFETY: this function's own requirement.
     unsafe { uints_four(content, out, Sse2) }
 }

@@ -85,7 +85,7 @@ pub fn every_copy(b: &[u8]) -> Copies {
     c
 }
 
-/// What one copy of the block operations ([`super::simd::Blocks`]) gives for a window:
+/// What one copy of the block operations (`simd::Blocks`) gives for a window:
 /// `classify64`, `classify16` of its first 16 bytes, and `shifted_equal64` by 1 to 16.
 pub type BlockResults = ((u64, u64), (u32, u32), [u64; 16]);
 

@@ -15,21 +15,21 @@
 //! ([`simd`]: scalar, SSE2, AVX-512BW), one copy chosen at run time; the `no-simd` cargo
 //! feature forces the scalar copies (the ones other CPUs take), for testing them on x86.
 
-pub mod chrome;
-#[doc(hidden)]
-pub mod copies;
-pub mod numbers;
-pub mod simd;
-pub mod skip;
-pub mod strings;
+pub(crate) mod chrome;
+pub(crate) mod copies;
+pub(crate) mod numbers;
+pub(crate) mod simd;
+pub(crate) mod skip;
+pub(crate) mod strings;
 
 pub use chrome::{PlainSum, digit_array_end, plain_sum, plain_uints, plain_uints_into};
-pub use numbers::{
-    Token, beyond_i64, fold_numbers, int_array, integer, micros_to_nanos, number_array, plain_int,
-};
+pub use numbers::{Token, int_array};
+pub(crate) use numbers::{beyond_i64, fold_numbers, integer, micros_to_nanos, plain_int};
 pub(crate) use skip::members_with;
-pub use skip::{array, object, skip_value};
-pub use strings::{control_in_string, string_content, string_end, string_end_escaped, unescape};
+pub(crate) use skip::{array, object, skip_value};
+pub(crate) use strings::{
+    control_in_string, string_content, string_end, string_end_escaped, unescape,
+};
 
 /// Why the lexer stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,7 +46,7 @@ pub enum LexError {
 }
 
 /// Result of a lexer step: the offset just past what was read.
-pub type Lexed<T> = Result<T, LexError>;
+pub(crate) type Lexed<T> = Result<T, LexError>;
 
 #[inline]
 pub(crate) fn is_ws(b: u8) -> bool {
@@ -55,7 +55,7 @@ pub(crate) fn is_ws(b: u8) -> bool {
 
 /// Offset of the first non-whitespace byte at or after `i` (may be `b.len()`).
 #[inline]
-pub fn skip_ws(b: &[u8], mut i: usize) -> usize {
+pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && is_ws(b[i]) {
         i += 1;
     }

@@ -1,51 +1,10 @@
-//! Numbers: number arrays token by token, plain integers read eight digits at a time
+//! Numbers: integer arrays token by token, plain integers read eight digits at a time
 //! (SWAR), `ts`/`dur` microseconds read exactly as nanoseconds, and integers of any
 //! spelling (numbers, numeric strings, names hashed).
 
 use super::skip::skip_value;
 use super::strings::string_content;
 use super::{LexError, Lexed, digit_count, is_ws, load8, skip_ws};
-
-/// Reads a JSON array of numbers starting at `b[i]` (`[`), calling `f` with each raw
-/// number token; returns the count. Whitespace is allowed anywhere between tokens.
-#[inline]
-pub fn number_array(b: &[u8], i: usize, mut f: impl FnMut(&[u8])) -> Lexed<usize> {
-    if b.get(i) != Some(&b'[') {
-        return Err(LexError::Malformed {
-            offset: i,
-            expected: "an array",
-        });
-    }
-    let mut j = skip_ws(b, i + 1);
-    let mut n = 0;
-    if b.get(j) == Some(&b']') {
-        return Ok(0);
-    }
-    loop {
-        let start = j;
-        while j < b.len() && matches!(b[j], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
-            j += 1;
-        }
-        if j == start {
-            // Not a number (null, a string, ...): skip it and pass it on as it is.
-            j = skip_value(b, start)?;
-        }
-        f(&b[start..j]);
-        n += 1;
-        j = skip_ws(b, j);
-        match b.get(j) {
-            None => return Err(LexError::Incomplete),
-            Some(b',') => j = skip_ws(b, j + 1),
-            Some(b']') => return Ok(n),
-            Some(_) => {
-                return Err(LexError::Malformed {
-                    offset: j,
-                    expected: "',' or ']' in a number array",
-                });
-            }
-        }
-    }
-}
 
 /// One element of a number array: a plain integer, or the raw token of anything else
 /// (decimals, exponents, text).
@@ -58,7 +17,7 @@ pub enum Token<'a> {
 }
 
 /// Reads a JSON array of numbers starting at `b[i]` (`[`), calling `f` for each element;
-/// returns the count. See [`fold_numbers`].
+/// returns the count. See `fold_numbers`.
 #[inline(always)]
 pub fn int_array<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(Token<'a>)) -> Lexed<usize> {
     fold_numbers(b, i, (), |(), t| f(t)).map(|((), n)| n)
@@ -69,7 +28,7 @@ pub fn int_array<'a>(b: &'a [u8], i: usize, mut f: impl FnMut(Token<'a>)) -> Lex
 /// integer path parses while it scans, eight bytes at a time: the hot loop of a trace's
 /// `samples` and `timeDeltas`.
 #[inline(always)]
-pub fn fold_numbers<'a, A>(
+pub(crate) fn fold_numbers<'a, A>(
     b: &'a [u8],
     i: usize,
     init: A,
@@ -219,7 +178,7 @@ fn slow_digits(b: &[u8], mut j: usize) -> (i64, usize) {
 
 /// A raw integer token (`123`, `-5`); `None` for anything else (floats, text).
 #[inline]
-pub fn plain_int(tok: &[u8]) -> Option<i64> {
+pub(crate) fn plain_int(tok: &[u8]) -> Option<i64> {
     let (neg, digits) = match tok.first()? {
         b'-' => (true, &tok[1..]),
         _ => (false, tok),
@@ -252,7 +211,7 @@ pub fn plain_int(tok: &[u8]) -> Option<i64> {
 /// given in microseconds and returns nanoseconds, exactly for integers and decimals
 /// (`141171.917` → `141171917`), through `f64` only for exponent notation.
 /// Returns `None` for anything else (`null`, text, overflow).
-pub fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
+pub(crate) fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
     if let Some(us) = plain_int(raw) {
         return us.checked_mul(1000);
     }
@@ -311,7 +270,7 @@ pub fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
 
 /// True when raw `pid`/`tid` bytes are a number (or a number in a string) that no 64-bit
 /// integer holds (`18446744073709551616`, `1e30`): [`integer`] then keys it by a hash.
-pub fn beyond_i64(raw: &[u8]) -> bool {
+pub(crate) fn beyond_i64(raw: &[u8]) -> bool {
     let s = string_content(raw).unwrap_or(raw);
     if plain_int(s).is_some() {
         return false;
@@ -327,7 +286,7 @@ pub fn beyond_i64(raw: &[u8]) -> bool {
 /// Parses a raw `pid`/`tid`/node id: an integer, an integer in a string (`"1234"`), or a
 /// float with no fraction (`12.0`). Other strings (hand-made traces name threads `"main"`)
 /// are hashed to a stable non-negative number so that they still key threads apart.
-pub fn integer(raw: &[u8]) -> Option<i64> {
+pub(crate) fn integer(raw: &[u8]) -> Option<i64> {
     let s = string_content(raw).unwrap_or(raw);
     if let Some(v) = plain_int(s) {
         return Some(v); // the common case, without UTF-8 checks
@@ -360,21 +319,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn number_arrays_with_whitespace_floats_and_junk() {
-        let mut toks = vec![];
-        let n = number_array(b"[ 1, -20 ,3.5e1,null ]", 0, |t| toks.push(t.to_vec())).unwrap();
-        assert_eq!(n, 4);
-        assert_eq!(
-            toks,
-            [
-                b"1".to_vec(),
-                b"-20".to_vec(),
-                b"3.5e1".to_vec(),
-                b"null".to_vec()
-            ]
-        );
-        assert_eq!(number_array(b"[]", 0, |_| ()), Ok(0));
-        assert_eq!(number_array(b"[1,2", 0, |_| ()), Err(LexError::Incomplete));
+    fn plain_ints_and_what_is_not_one() {
         assert_eq!(plain_int(b"-975"), Some(-975));
         assert_eq!(plain_int(b"3.5"), None);
         assert_eq!(plain_int(b"1234567890123456789"), None);

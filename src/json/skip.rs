@@ -125,7 +125,7 @@ const SPARSE_RUN: usize = 32;
 
 /// Skips one JSON value starting exactly at `b[i]`; returns the offset just past it.
 #[inline]
-pub fn skip_value(b: &[u8], i: usize) -> Lexed<usize> {
+pub(crate) fn skip_value(b: &[u8], i: usize) -> Lexed<usize> {
     let Some(&c) = b.get(i) else {
         return Err(LexError::Incomplete);
     };
@@ -229,7 +229,7 @@ pub(crate) fn members_with(
 /// member's key and the offset of its value, and returns the offset past the value when it
 /// read it, or `None` to have it skipped. Returns the offset past the `}`.
 #[inline]
-pub fn object(
+pub(crate) fn object(
     b: &[u8],
     i: usize,
     mut visit: impl FnMut(&[u8], usize) -> Option<Lexed<usize>>,
@@ -243,7 +243,7 @@ pub fn object(
 /// Walks the elements of the array starting at `b[i]` (`[`): `element(k, v)` gets each
 /// element's 0-based index and the offset of its first byte, reads or skips it and returns
 /// the offset past it. Returns the offset past the `]`.
-pub fn array(
+pub(crate) fn array(
     b: &[u8],
     i: usize,
     mut element: impl FnMut(usize, usize) -> Lexed<usize>,

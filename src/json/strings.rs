@@ -9,14 +9,14 @@ use super::{LexError, Lexed, bytes_equal, load8};
 /// Eight bytes at a time (most strings in a trace are short keys and names), then a SIMD
 /// search once the string proves long (URLs, base64 screenshots).
 #[inline]
-pub fn string_end(b: &[u8], i: usize) -> Lexed<usize> {
+pub(crate) fn string_end(b: &[u8], i: usize) -> Lexed<usize> {
     string_end_escaped(b, i).map(|(end, _)| end)
 }
 
 /// [`string_end`], and whether the string holds an escape (a backslash): its content is
 /// then not its text ([`unescape`]).
 #[inline(always)]
-pub fn string_end_escaped(b: &[u8], mut i: usize) -> Lexed<(usize, bool)> {
+pub(crate) fn string_end_escaped(b: &[u8], mut i: usize) -> Lexed<(usize, bool)> {
     let start = i;
     let mut escaped = false;
     while let Some(w) = load8(b, i) {
@@ -63,7 +63,7 @@ pub fn string_end_escaped(b: &[u8], mut i: usize) -> Lexed<(usize, bool)> {
 /// tells a cut from a break that more bytes cannot mend: after one stray or escaped
 /// quote, the line break that ends the event's line reads as inside a string. Used only
 /// then, not on the hot path: a string that closes is not checked.
-pub fn control_in_string(b: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn control_in_string(b: &[u8], i: usize) -> Option<usize> {
     let mut j = i;
     let mut in_string = false;
     while j < b.len() {
@@ -80,7 +80,7 @@ pub fn control_in_string(b: &[u8], i: usize) -> Option<usize> {
 
 /// The content of a raw string value (`"abc"` → `abc`), or `None` when `raw` is not a string.
 #[inline]
-pub fn string_content(raw: &[u8]) -> Option<&[u8]> {
+pub(crate) fn string_content(raw: &[u8]) -> Option<&[u8]> {
     if raw.len() >= 2 && raw[0] == b'"' && raw[raw.len() - 1] == b'"' {
         Some(&raw[1..raw.len() - 1])
     } else {
@@ -91,7 +91,7 @@ pub fn string_content(raw: &[u8]) -> Option<&[u8]> {
 /// Decodes the content of a JSON string (without quotes). Escapes are resolved; a lone
 /// surrogate (`\ud800` without its pair, seen in real function names) and invalid UTF-8
 /// become U+FFFD instead of rejecting the file.
-pub fn unescape(content: &[u8]) -> String {
+pub(crate) fn unescape(content: &[u8]) -> String {
     if memchr::memchr(b'\\', content).is_none() {
         return String::from_utf8_lossy(content).into_owned();
     }

@@ -19,7 +19,7 @@ use crate::vocab::Diagnostics;
 use crate::vocab::{NodeId, ProfileId, ThreadKey};
 
 /// Gathers one profile's chunks.
-pub struct ProfileBuilder {
+pub(crate) struct ProfileBuilder {
     origin: Origin,
     nodes: Vec<Node>,
     node_row: crate::vocab::FastMap<NodeId, usize>,
@@ -29,7 +29,7 @@ pub struct ProfileBuilder {
 
 impl ProfileBuilder {
     /// A profile of `thread` whose deltas count from `t0`.
-    pub fn new(origin: Origin) -> Self {
+    pub(crate) fn new(origin: Origin) -> Self {
         ProfileBuilder {
             origin,
             nodes: Vec::new(),
@@ -39,14 +39,9 @@ impl ProfileBuilder {
         }
     }
 
-    /// The profiled thread.
-    pub fn thread(&self) -> ThreadKey {
-        self.origin.thread
-    }
-
     /// Adds the next chunk of a whole profile (a `CpuProfile` event, tests): chunks added
     /// this way stay in the order added.
-    pub fn add_chunk(&mut self, data: ChunkData) {
+    pub(crate) fn add_chunk(&mut self, data: ChunkData) {
         self.add_nodes(data.nodes);
         self.chunks.push(ProfileChunk {
             ts: Timestamp::default(),
@@ -56,7 +51,7 @@ impl ProfileBuilder {
 
     /// Adds the `ProfileChunk`s of the profile: taken in (ts, file order) order (file
     /// order equalled ts order in every trace seen; sorting makes it certain).
-    pub fn add_profile_data(&mut self, mut data: ProfileData) {
+    pub(crate) fn add_profile_data(&mut self, mut data: ProfileData) {
         data.nodes.sort_unstable_by_key(|c| (c.ts, c.order));
         for c in data.nodes {
             self.add_nodes(c.nodes);
@@ -80,7 +75,7 @@ impl ProfileBuilder {
     }
 
     /// Links nodes, interns stacks and frames, and places the chunks in time.
-    pub fn finish(mut self, diagnostics: &mut Diagnostics) -> CpuProfile {
+    pub(crate) fn finish(mut self, diagnostics: &mut Diagnostics) -> CpuProfile {
         diagnostics.add(
             "profile nodes defined twice (first definition kept)",
             self.duplicate_nodes,

@@ -8,18 +8,18 @@
 //! [`Diagnostics`], never an error.
 
 mod builder;
-pub mod index;
-pub mod samples;
-pub mod tables;
+pub(crate) mod index;
+pub(crate) mod samples;
+pub(crate) mod tables;
 
 use std::collections::{BTreeMap, HashMap};
 
 use rayon::prelude::*;
 
-pub use builder::ProfileBuilder;
-pub use index::{FrameIndex, StackIndex};
-pub use samples::{NodeStacks, Placement, WindowSamples};
-pub use tables::{FrameKind, FrameTable, SampleTable, StackTable};
+pub(crate) use builder::ProfileBuilder;
+pub(crate) use index::{FrameIndex, StackIndex};
+pub(crate) use samples::{NodeStacks, Placement, WindowSamples};
+pub(crate) use tables::{FrameKind, FrameTable, SampleTable, StackTable};
 
 use crate::scan::records::ProfileData;
 

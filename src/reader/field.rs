@@ -44,7 +44,7 @@ use crate::vocab::{CallFrame, NO_STACK, NodeId, Pid, ProfileId, ThreadKey, Tid};
 
 /// The field formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FieldFormat {
+pub(crate) enum FieldFormat {
     /// `{"profile": ProfilerTrace, "longTasks": ...}`.
     Bundle,
     /// A `ProfilerTrace` alone.
@@ -57,7 +57,7 @@ pub enum FieldFormat {
 
 /// Which field format a JSON object with these top-level keys is. `Err`: a look-alike
 /// that must not be misread (a heap profile, a heap snapshot).
-pub fn format_of(keys: &[String]) -> Result<Option<FieldFormat>, String> {
+pub(crate) fn format_of(keys: &[String]) -> Result<Option<FieldFormat>, String> {
     let has = |k: &str| keys.iter().any(|x| x == k);
     if has("profile") && (has("longTasks") || has("longAnimationFrames") || has("timeOrigin")) {
         return Ok(Some(FieldFormat::Bundle));
@@ -792,7 +792,7 @@ fn page_url(page: &BorrowedValue<'_>) -> Option<String> {
 }
 
 /// The thread field data stands for: the page's (or Node's) main thread.
-pub const THREAD: ThreadKey = ThreadKey {
+pub(crate) const THREAD: ThreadKey = ThreadKey {
     pid: Pid(0),
     tid: Tid(0),
 };
@@ -814,14 +814,18 @@ fn loaf_for(loafs: &[Loaf], start: Timestamp, end: Timestamp) -> Option<LoafScri
 
 /// Reads one field-data file: its tasks longer than `threshold` (from its entries, else
 /// from `tasks`, the entries of `--tasks FILE`, else its busy spans) and its profile.
-pub fn read(
+/// `parsed` is called once `bytes` are no longer needed (before the profile is built).
+pub(crate) fn read(
     bytes: &[u8],
     format: FieldFormat,
     threshold: TimeDelta,
     tasks: Option<&TaskEntries>,
+    parsed: &dyn Fn(),
 ) -> Result<Recording, AnalyzeError> {
-    let mut p = parse(bytes, format, tasks)
-        .map_err(|e| AnalyzeError::NotATrace(format!("{format:?} unreadable: {e}")))?;
+    let parse = parse(bytes, format, tasks);
+    parsed();
+    let mut p =
+        parse.map_err(|e| AnalyzeError::NotATrace(format!("{format:?} unreadable: {e}")))?;
     let mut diagnostics = std::mem::take(&mut p.diagnostics);
     let interval = p.samples.interval();
 

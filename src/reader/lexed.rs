@@ -18,7 +18,7 @@ use crate::scan::args::ArgsParser;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The message of a lexer error met while reading `what`.
-pub fn lex_error(e: LexError, len: usize, what: &str) -> String {
+pub(crate) fn lex_error(e: LexError, len: usize, what: &str) -> String {
     match e {
         LexError::Incomplete => {
             format!("cut off: the file ends at byte {len} inside {what}")
@@ -81,12 +81,12 @@ impl<'a> Members<'a> {
     }
 
     /// True when `key` is present.
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.range(key).is_some()
     }
 
     /// `key`'s value parsed alone and handed to `f`; `Ok(None)` when absent.
-    pub fn value<R>(
+    pub(crate) fn value<R>(
         &self,
         p: &mut ArgsParser,
         key: &str,

@@ -6,9 +6,9 @@
 //! field formats (JS Self-Profiling bundles, `.cpuprofile`s). A new input kind gets a
 //! module here that makes a [`Recording`]; nothing here calls a later stage.
 
-pub mod field;
-pub mod lexed;
-pub mod trace;
+pub(crate) mod field;
+pub(crate) mod lexed;
+pub(crate) mod trace;
 
 use std::collections::HashMap;
 
@@ -57,7 +57,7 @@ impl TaskSource {
 
 /// A long task with where it came from.
 #[derive(Clone, Debug)]
-pub struct FoundTask {
+pub(crate) struct FoundTask {
     /// The task.
     pub task: LongTask,
     /// Where it came from.
@@ -68,7 +68,7 @@ pub struct FoundTask {
 
 /// What a reader makes of one input, for chain resolution.
 #[derive(Default)]
-pub struct Recording {
+pub(crate) struct Recording {
     /// The long tasks (longer than the threshold), in thread and time order.
     pub tasks: Vec<FoundTask>,
     /// The top-level tasks' counts (for the summary's counts and blocking time).
@@ -111,7 +111,7 @@ pub struct Recording {
 /// Entry-point events of the threads in scope, each list sorted by `ts` (longer first on
 /// ties, so an event comes before those it holds), and where each timer was set.
 #[derive(Debug, Default)]
-pub struct EntryIndex {
+pub(crate) struct EntryIndex {
     /// Entry points by thread.
     pub by_thread: FastMap<ThreadKey, Vec<EntryPoint>>,
     /// `TimerInstall` details by (pid, timer id).
@@ -120,7 +120,7 @@ pub struct EntryIndex {
 
 impl EntryIndex {
     /// The entry points of `threads` (sorted) from a scan's lists.
-    pub fn new(
+    pub(crate) fn new(
         entries: Vec<EntryPoint>,
         installs: Vec<TimerInstall>,
         threads: &[ThreadKey],

@@ -15,7 +15,7 @@ use crate::vocab::{DeferredDrop, Diagnostics};
 /// the recording no longer needs (the scan's records, the task lists) goes to `later`.
 ///
 /// Errors: an array none of whose objects is a trace event.
-pub fn read(
+pub(crate) fn read(
     mut trace: ScannedTrace,
     scope: Scope,
     threshold: TimeDelta,
@@ -43,13 +43,15 @@ pub fn read(
     // where with millions of tasks the scan's marks and the task lists added up to 2.7×
     // the rows' CSV.
     drop(marks);
-    let long: Vec<FoundTask> = tasks::long_tasks_in_order(&top, threshold)
-        .map(|t| FoundTask {
+    // Counted first: the list is allocated once, not grown by doubling.
+    let mut long = Vec::with_capacity(tasks::long_tasks_in_order(&top, threshold).count());
+    long.extend(
+        tasks::long_tasks_in_order(&top, threshold).map(|t| FoundTask {
             task: t,
             source: TaskSource::Trace,
             loaf: None,
-        })
-        .collect();
+        }),
+    );
     let top_level = tasks::TopLevelCounts::of(top.values().flatten());
     drop(top);
     let mut broken: Vec<String> = Vec::new();

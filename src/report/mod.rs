@@ -17,7 +17,7 @@ pub mod text;
 use std::sync::Arc;
 
 use crate::chain::{ChainFrame, ChainStatus, Flags, TaskChain};
-use crate::reader::{LoafScript, TaskSource};
+pub use crate::reader::{LoafScript, TaskSource};
 use crate::time::{TimeDelta, Timestamp, fmt_micros, fmt_millis3};
 use crate::vocab::Diagnostics;
 use crate::vocab::ThreadKey;
@@ -140,8 +140,9 @@ pub struct ReportRow {
     pub loaf: Option<Box<LoafScript>>,
     /// What the enrichment stage added (page, per-frame notes).
     pub notes: crate::enrich::TaskNotes,
-    /// The input's [`crate::input::identity::trace_id`] (`None` for a stream without
-    /// one: standard input, a pipe of plain JSON); shared by the rows of one file.
+    /// The input's trace id, the same for the same bytes anywhere (docs/SCALE-OUT.md,
+    /// `trace_id`; `None` for a stream without one: standard input, a pipe of plain
+    /// JSON); shared by the rows of one file.
     pub trace_id: Option<Arc<str>>,
     /// What started the task (trace rows; `None` for field data, whose LoAF entry point
     /// says it).
@@ -295,8 +296,8 @@ impl serde::Serialize for FileError {
 pub struct FileReport {
     /// The input's name as reported.
     pub file: String,
-    /// The input's [`crate::input::identity::trace_id`] (`None` for standard input or a
-    /// pipe of plain JSON).
+    /// The input's trace id, the same for the same bytes anywhere (docs/SCALE-OUT.md,
+    /// `trace_id`; `None` for standard input or a pipe of plain JSON).
     pub trace_id: Option<String>,
     /// One row per long task kept (sorted by pid, tid, ts).
     pub rows: Vec<ReportRow>,

@@ -5,7 +5,7 @@
 //! typed: counts `Int64`, times `Float64` in the unit their name says (ms rounded to whole
 //! µs, as the CSV prints them), `confidence` `Float64`, text `Utf8`. A CSV's empty field is
 //! a null where it means "none" (no leaf, no LoAF entry, no error, no share). The task
-//! table adds `trace_id` (see [`crate::input::identity`]) after `file`, `flags` is a list
+//! table adds `trace_id` (the input's trace id) after `file`, `flags` is a list
 //! of names, and `chain_frames` (a list of `{function, url, line, column,
 //! recursion_depth, original_function, original_source, original_line, original_column,
 //! original_ignore_listed}` structs, the JSON report's frames: root first, lines and

@@ -13,10 +13,10 @@ use simd_json::prelude::*;
 /// Longest string kept, in bytes of its JSON text (escapes count as written): longer
 /// ones (function names, URLs, thread names) are cut to it at a character boundary, and
 /// the rows of the file are flagged `string_cut`.
-pub const LONG_STRING: usize = 1 << 20;
+pub(crate) const LONG_STRING: usize = 1 << 20;
 
 /// The [`crate::vocab::Diagnostics`] kind counting strings cut to [`LONG_STRING`].
-pub const STRINGS_CUT: &str = "strings longer than 1 MiB (names, URLs) cut to 1 MiB";
+pub(crate) const STRINGS_CUT: &str = "strings longer than 1 MiB (names, URLs) cut to 1 MiB";
 
 /// Reusable parser for `args` objects. One per scanning thread.
 pub struct ArgsParser {
@@ -24,7 +24,7 @@ pub struct ArgsParser {
     buffers: simd_json::Buffers,
     /// A long value with its long strings cut.
     shortened: Vec<u8>,
-    /// Strings cut to [`LONG_STRING`] so far.
+    /// Strings cut to `LONG_STRING` so far.
     pub cut: u64,
 }
 
@@ -44,7 +44,11 @@ impl Default for ArgsParser {
 impl ArgsParser {
     /// Parses `raw` (one JSON value) and hands the value to `f`. `None` when the bytes are
     /// not JSON even after repairing surrogates and UTF-8.
-    pub fn with<R>(&mut self, raw: &[u8], f: impl FnOnce(&BorrowedValue<'_>) -> R) -> Option<R> {
+    pub(crate) fn with<R>(
+        &mut self,
+        raw: &[u8],
+        f: impl FnOnce(&BorrowedValue<'_>) -> R,
+    ) -> Option<R> {
         let raw = if raw.len() > LONG_STRING {
             self.shortened.clear();
             self.cut += cut_long_strings(raw, &mut self.shortened);
@@ -167,7 +171,7 @@ fn repair(raw: &[u8], out: &mut Vec<u8>) {
 }
 
 /// A number as `i64`: integers, floats without fraction, and integers written as strings.
-pub fn int(v: &BorrowedValue<'_>) -> Option<i64> {
+pub(crate) fn int(v: &BorrowedValue<'_>) -> Option<i64> {
     if let Some(i) = v.as_i64() {
         return Some(i);
     }
@@ -178,7 +182,7 @@ pub fn int(v: &BorrowedValue<'_>) -> Option<i64> {
 }
 
 /// A time in µs (integer, float or numeric string) as nanoseconds.
-pub fn micros_as_nanos(v: &BorrowedValue<'_>) -> Option<i64> {
+pub(crate) fn micros_as_nanos(v: &BorrowedValue<'_>) -> Option<i64> {
     if let Some(i) = v.as_i64() {
         return i.checked_mul(1000);
     }
@@ -191,7 +195,7 @@ pub fn micros_as_nanos(v: &BorrowedValue<'_>) -> Option<i64> {
 }
 
 /// `v[key]` when `v` is an object.
-pub fn field<'v, 'a>(v: &'v BorrowedValue<'a>, key: &str) -> Option<&'v BorrowedValue<'a>> {
+pub(crate) fn field<'v, 'a>(v: &'v BorrowedValue<'a>, key: &str) -> Option<&'v BorrowedValue<'a>> {
     let o = v.as_object()?;
     if o.len() > 32 {
         // Hash-backed: the parser kept the last of a repeated key.
@@ -203,7 +207,7 @@ pub fn field<'v, 'a>(v: &'v BorrowedValue<'a>, key: &str) -> Option<&'v Borrowed
 }
 
 /// `v[key]` as text (owned), when it is a string.
-pub fn text(v: &BorrowedValue<'_>, key: &str) -> Option<String> {
+pub(crate) fn text(v: &BorrowedValue<'_>, key: &str) -> Option<String> {
     field(v, key).and_then(|x| x.as_str()).map(str::to_owned)
 }
 

@@ -41,7 +41,7 @@ pub struct ChunkLayout {
 /// One pass: the members of `args`, `data` and `cpuProfile` are read in place (a
 /// duplicated key counts by its last occurrence, as in a JSON parser) and each array is
 /// skipped with a single search for its `]`.
-pub fn layout(args: &[u8]) -> Lexed<ChunkLayout> {
+pub(crate) fn layout(args: &[u8]) -> Lexed<ChunkLayout> {
     if args.first() != Some(&b'{') {
         return Ok(ChunkLayout {
             no_data: true,
@@ -55,14 +55,14 @@ pub fn layout(args: &[u8]) -> Lexed<ChunkLayout> {
 /// do (`{"data":{"cpuProfile":` or `{"data":{"timeDeltas":`, no whitespace), so that
 /// reading its [`layout_at`] while walking the event costs nothing extra: the walk would
 /// otherwise skip these bytes once, and [`layout`] read them again.
-pub fn looks_like_chunk(b: &[u8], i: usize) -> bool {
+pub(crate) fn looks_like_chunk(b: &[u8], i: usize) -> bool {
     let rest = &b[i.min(b.len())..];
     rest.starts_with(br#"{"data":{"cpuProfile":"#) || rest.starts_with(br#"{"data":{"timeDeltas":"#)
 }
 
 /// [`layout`] of the object at `b[i]` (`{`), with ranges relative to `b[i]`, and the
 /// offset just past the object.
-pub fn layout_at(b: &[u8], i: usize) -> Lexed<(ChunkLayout, usize)> {
+pub(crate) fn layout_at(b: &[u8], i: usize) -> Lexed<(ChunkLayout, usize)> {
     let mut out = ChunkLayout::default();
     // (`data` seen as an object, `timeDeltas` beside `cpuProfile`, inside it).
     let (mut data, mut outer_deltas, mut inner_deltas) = (false, None, None);
@@ -209,7 +209,7 @@ fn plain_summary(count: usize, first: u64, sum: u64) -> DeltaSummary {
 /// The summary's `count` is 0 (the chunk has no samples, its deltas still place the
 /// chunks after it) when a delta is a number outside ±2^53 µs or beyond any float
 /// (`1e400`): such a chunk's times cannot be trusted; `out_of_range` then says so.
-pub fn summarize_chunk(
+pub(crate) fn summarize_chunk(
     b: &[u8],
     samples: &Range<usize>,
     samples_count: Option<usize>,
@@ -238,7 +238,7 @@ pub fn summarize_chunk(
 
 /// What [`summarize_chunk`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ChunkSummary {
+pub(crate) struct ChunkSummary {
     /// Number of samples.
     pub samples: usize,
     /// Number of deltas.
@@ -255,7 +255,7 @@ const MAX_DELTA_US: u64 = 1 << 53;
 
 /// True when an element of the number array at `b[r]` is a number outside ±2^53 µs, or
 /// too large for a float (`1e400`, read as infinity).
-pub fn has_out_of_range_delta(b: &[u8], r: &Range<usize>) -> bool {
+pub(crate) fn has_out_of_range_delta(b: &[u8], r: &Range<usize>) -> bool {
     let out = |t: Token<'_>| match t {
         Token::Int(us) => us.unsigned_abs() > MAX_DELTA_US,
         Token::Other(tok) => {
@@ -320,7 +320,7 @@ fn summarize_plain(
 }
 
 /// The first `limit` deltas of the array at `b[r]`.
-pub fn read_deltas(
+pub(crate) fn read_deltas(
     b: &[u8],
     r: &Range<usize>,
     limit: usize,
@@ -346,7 +346,12 @@ pub fn read_deltas(
 
 /// The first `limit` sample node ids of the array at `b[r]` (non-integers become -1, an
 /// id no node has).
-pub fn read_samples(b: &[u8], r: &Range<usize>, limit: usize, out: &mut Vec<NodeId>) -> Lexed<()> {
+pub(crate) fn read_samples(
+    b: &[u8],
+    r: &Range<usize>,
+    limit: usize,
+    out: &mut Vec<NodeId>,
+) -> Lexed<()> {
     let (len, end) = (out.len(), out.len() + limit);
     let plain = plain_uints(b, r, |id| {
         if out.len() < end {

@@ -14,19 +14,20 @@ use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ProfileKey, ThreadKey, Tid};
 
 /// The diagnostics kind of events without a `ph` (not trace events).
-pub const NO_PHASE: &str = "events without a \"ph\"";
+pub(crate) const NO_PHASE: &str = "events without a \"ph\"";
 
 /// The diagnostics kind of kept events whose `pid` or `tid` is beyond i64.
-pub const IDS_BEYOND_I64: &str = "events whose pid or tid is a number outside the 64-bit \
+pub(super) const IDS_BEYOND_I64: &str = "events whose pid or tid is a number outside the 64-bit \
      integer range (their threads keyed by a hash of the number's text)";
 
 /// The diagnostics kind of chunks with a `timeDeltas` value outside ±2^53 µs.
-pub const DELTA_OUT_OF_RANGE: &str = "chunks with a timeDeltas value outside ±2^53 µs (or \
+pub(super) const DELTA_OUT_OF_RANGE: &str = "chunks with a timeDeltas value outside ±2^53 µs (or \
      beyond any number, 1e400): their samples skipped (the profile's later samples may be shifted)";
 
 /// The diagnostics kind of events whose `ph` is not one character (`"Xyz"`, `"XX"`): the
 /// format has no such phase, so they are skipped, not read as `X` or `M`.
-pub const INVALID_PHASE: &str = "events whose \"ph\" is not one character (no phase: skipped)";
+pub(crate) const INVALID_PHASE: &str =
+    "events whose \"ph\" is not one character (no phase: skipped)";
 
 /// A `FunctionCall`'s or stack frame's function as `name url:line:col` (the trace's line
 /// and column as given: 1-based in `FunctionCall` data); `(anonymous)` for no name.

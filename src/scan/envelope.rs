@@ -316,7 +316,7 @@ mod tests {
 /// value per file; `cat a.json b.json`, two gzip members or a crashed writer's padding put
 /// more after it).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum After {
+pub(crate) enum After {
     /// Whitespace only (the rest of the envelope object's members, such as `metadata`,
     /// passed over).
     Nothing,
@@ -347,7 +347,7 @@ pub enum After {
 
 /// What follows the event array closed by the `]` at `b[close]`; `in_object`: the array
 /// is the `traceEvents` value of an object, whose other members may follow it.
-pub fn after_events(b: &[u8], close: usize, in_object: bool) -> After {
+pub(crate) fn after_events(b: &[u8], close: usize, in_object: bool) -> After {
     let ignored = |offset: usize| After::Ignored {
         offset,
         nul: b[offset..].iter().all(|&c| c == 0 || crate::json::is_ws(c)),
@@ -421,7 +421,11 @@ pub fn after_events(b: &[u8], close: usize, in_object: bool) -> After {
 /// among the keys before the event array (`b[..start]`, where DevTools writes it), or
 /// after its closing `]` at `closed_at` (where Chrome writes it). `None` when absent or
 /// when the envelope around it is not well-formed JSON.
-pub fn metadata_range(b: &[u8], start: usize, closed_at: Option<usize>) -> Option<(usize, usize)> {
+pub(crate) fn metadata_range(
+    b: &[u8],
+    start: usize,
+    closed_at: Option<usize>,
+) -> Option<(usize, usize)> {
     // Keys of the object from `i` (just past `{` or past a value), up to `stop`.
     let find = |mut i: usize, stop: usize| -> Option<(usize, usize)> {
         loop {
@@ -458,7 +462,7 @@ pub fn metadata_range(b: &[u8], start: usize, closed_at: Option<usize>) -> Optio
 
 /// `metadata.sourceMaps` of a trace: `[{url, sourceMapUrl, sourceMap}]`, where `sourceMap`
 /// is the map object (or its JSON text). `metadata` is the JSON text of the metadata value.
-pub fn embedded_maps(metadata: &[u8]) -> Vec<super::records::EmbeddedMap> {
+pub(crate) fn embedded_maps(metadata: &[u8]) -> Vec<super::records::EmbeddedMap> {
     use super::records::EmbeddedMap;
     #[derive(serde::Deserialize)]
     struct Meta {

@@ -90,8 +90,8 @@ pub struct TraceEvent<'a> {
     raw_id: Option<&'a [u8]>,
     /// `args` as raw JSON bytes (object, string such as `"__stripped__"`, ...), if present.
     pub args: Option<&'a [u8]>,
-    /// The [`chunk::layout`] of `args`, read during the parse when `args` starts as a
-    /// `ProfileChunk`'s does ([`chunk::looks_like_chunk`]); `None` otherwise.
+    /// The `chunk::layout` of `args`, read during the parse when `args` starts as a
+    /// `ProfileChunk`'s does (`chunk::looks_like_chunk`); `None` otherwise.
     pub chunk_layout: Option<ChunkLayout>,
 }
 
@@ -289,7 +289,7 @@ impl<'a> TraceEvent<'a> {
     }
 
     /// Reads the `args` value at `b[v]` (a later `args` replaces an earlier one) and
-    /// returns the offset past it. A chunk's args ([`chunk::looks_like_chunk`]) are laid
+    /// returns the offset past it. A chunk's args (`chunk::looks_like_chunk`) are laid
     /// out in place of skipping them; bytes that end inside them are incomplete, never
     /// skipped (a stream must wait for the rest and then read them as a whole file would);
     /// not JSON inside: skipped, as any value.

@@ -7,21 +7,22 @@
 //! are parsed ([`args`]); screenshots and everything else are skipped without building a
 //! value. An array cut off without `]` keeps every complete event and is marked truncated.
 
-pub mod args;
-pub mod chunk;
+pub(crate) mod args;
+pub(crate) mod chunk;
 mod collect;
-pub mod envelope;
-pub mod event;
+pub(crate) mod envelope;
+pub(crate) mod event;
 
-pub mod records;
-pub mod split;
-pub mod stream;
+pub(crate) mod records;
+pub(crate) mod split;
+pub(crate) mod stream;
 
 use std::collections::{BTreeSet, HashMap};
 
 use crate::json::{LexError, skip_value, skip_ws};
 use crate::vocab::{Diagnostics, Pid, ProfileKey, ThreadKey};
-pub use collect::{Collector, INVALID_PHASE, NO_PHASE};
+pub use collect::Collector;
+pub(crate) use collect::NO_PHASE;
 use event::TraceEvent;
 use records::*;
 
@@ -31,7 +32,7 @@ use crate::time::Timestamp;
 /// The task-like event names (docs/METHOD.md §2), outermost first by era: `RunTask` (M71+),
 /// `ThreadControllerImpl::RunTask` (M69+, `toplevel` category), `ThreadControllerImpl::DoWork`
 /// (M65–68), `TaskQueueManager::ProcessTaskFromWorkQueue` (≤M64), `MessageLoop::RunTask`.
-pub const TASK_NAMES: [&str; 5] = [
+pub(crate) const TASK_NAMES: [&str; 5] = [
     "RunTask",
     "ThreadControllerImpl::RunTask",
     "ThreadControllerImpl::DoWork",
@@ -40,7 +41,7 @@ pub const TASK_NAMES: [&str; 5] = [
 ];
 
 /// True when `name` is task-like.
-pub fn is_task_name(name: &[u8]) -> bool {
+pub(crate) fn is_task_name(name: &[u8]) -> bool {
     TASK_NAMES.iter().any(|n| n.as_bytes() == name)
 }
 
@@ -48,7 +49,7 @@ pub fn is_task_name(name: &[u8]) -> bool {
 /// [`records::EntryKind::of_name`], the names [`Collector`] reads the args of). An event
 /// `name` written with JSON escapes (`Run\u0054ask`) is decoded and, when it is one of
 /// these, read as it ([`matched_name`]); a name the scan matches must be listed here.
-pub const MATCHED_NAMES: &[&str] = &[
+pub(crate) const MATCHED_NAMES: &[&str] = &[
     "RunTask",
     "ThreadControllerImpl::RunTask",
     "ThreadControllerImpl::DoWork",
@@ -149,7 +150,7 @@ pub struct ScannedTrace {
     /// Renderer pids that hosted the outermost main frame, per `TracingStartedInBrowser`,
     /// `FrameCommittedInBrowser` and `TracingStartedInPage`; empty when the trace does not say.
     pub main_frame_pids: BTreeSet<Pid>,
-    /// The main frame's URLs in `ts` order (see [`records::PageUrl`]); empty when the
+    /// The main frame's URLs in `ts` order (see `records::PageUrl`); empty when the
     /// trace does not say.
     pub pages: Vec<records::PageUrl>,
     /// Smallest `ts` of a non-metadata event.
@@ -234,7 +235,7 @@ pub struct Walked {
     /// Event objects read.
     pub events: u64,
     /// Array elements that are not objects.
-    pub odd: u64,
+    pub non_objects: u64,
     /// File offset of the array's closing `]`, when the walk met it.
     pub closed_at: Option<u64>,
     /// Damaged stretches skipped, in file order.
@@ -247,7 +248,7 @@ impl Walked {
         Walked {
             end: RangeEnd::Reached(from),
             events: 0,
-            odd: 0,
+            non_objects: 0,
             closed_at: None,
             damage: Vec::new(),
         }
@@ -255,13 +256,13 @@ impl Walked {
     /// Adds the counts and damage of `w`, a walk of the part after this one (its event
     /// indexes, counted from its own start, are shifted by the events before it).
     pub fn extend(&mut self, w: Walked) {
-        let before = self.events + self.odd;
+        let before = self.events + self.non_objects;
         self.damage.extend(w.damage.into_iter().map(|mut d| {
             d.event_index += before;
             d
         }));
         self.events += w.events;
-        self.odd += w.odd;
+        self.non_objects += w.non_objects;
         self.closed_at = w.closed_at.or(self.closed_at);
     }
 }
@@ -287,12 +288,12 @@ pub struct Damage {
 
 /// What an unterminated string is taken for: a stray or escaped quote (every later string
 /// reads inside out), found at the first control byte inside a string.
-pub const CONTROL_IN_STRING: &str = "a string's closing quote before this control character \
+pub(crate) const CONTROL_IN_STRING: &str = "a string's closing quote before this control character \
                                      (a line break or tab inside a string is not JSON)";
 
 /// [`Damage::expected`] of an event whose brackets or quotes never close before the next
 /// event starts (a stray `[`, a missing `]` or quote).
-pub const UNCLOSED_EVENT: &str =
+pub(crate) const UNCLOSED_EVENT: &str =
     "the event to close before the next event starts (a stray or missing bracket or quote)";
 
 /// Walks the event array from `b[from]` (an element's first byte, or whitespace or a
@@ -316,7 +317,7 @@ pub fn walk<'a>(
 /// at that event, to be walked again with more bytes). Invalid JSON is skipped to the next
 /// verified event start ([`Damage`]); only when there is none does the array end
 /// [`ArrayEnd::Broken`].
-pub fn walk_at<'a>(
+pub(crate) fn walk_at<'a>(
     b: &'a [u8],
     base: u64,
     from: usize,
@@ -366,7 +367,7 @@ pub fn walk_at<'a>(
                     },
                     e => e,
                 })
-                .inspect(|_| out.odd += 1),
+                .inspect(|_| out.non_objects += 1),
         };
         let (bad, expected, search_from) = match step {
             Ok(end) => {
@@ -398,7 +399,7 @@ pub fn walk_at<'a>(
                 };
                 out.damage.push(Damage {
                     offset: base + bad as u64,
-                    event_index: out.events + out.odd,
+                    event_index: out.events + out.non_objects,
                     expected,
                     skipped: (p - i) as u64,
                     skipped_events: 1 + split::event_starts_in(b, i + 1, p),
@@ -435,16 +436,16 @@ pub(crate) fn is_ndjson(b: &[u8], start: usize) -> bool {
 }
 
 /// Scans a whole trace held in memory: events start at `b[start]` (see
-/// [`crate::scan::envelope`]). With `keep_in_file`, sample arrays are left in `b` to be
+/// `scan::envelope::detect`). With `keep_in_file`, sample arrays are left in `b` to be
 /// read later (the caller keeps `b`). Large inputs are scanned in parallel ranges on the
-/// current rayon pool ([`split`]); the result is the same as a sequential scan. Errors when
+/// current rayon pool (`split`); the result is the same as a sequential scan. Errors when
 /// not one event could be read.
 pub fn scan(b: &[u8], start: usize, keep_in_file: bool) -> Result<ScannedTrace, ScanError> {
     scan_with_progress(b, start, keep_in_file, None)
 }
 
 /// [`scan`], adding the bytes scanned to `progress` as ranges finish (progress bars).
-pub fn scan_with_progress(
+pub(crate) fn scan_with_progress(
     b: &[u8],
     start: usize,
     keep_in_file: bool,
@@ -578,8 +579,10 @@ pub(crate) fn finish_walk<'a>(
         }
         _ => {}
     }
-    t.diagnostics
-        .add("array elements that are not event objects", walked.odd);
+    t.diagnostics.add(
+        "array elements that are not event objects",
+        walked.non_objects,
+    );
     if let ArrayEnd::Truncated { offset } = end
         && offset > start
     {
@@ -595,7 +598,7 @@ pub(crate) fn finish_walk<'a>(
                 offset,
                 "the file ends before the first trace event is complete".to_string(),
             ),
-            _ if walked.odd > 0 => {
+            _ if walked.non_objects > 0 => {
                 return Err(ScanError::NoObjects { offset: start });
             }
             _ => {

@@ -168,13 +168,32 @@ pub struct TaskMarks {
 }
 
 impl TaskMarks {
+    /// Marks per list once a list is full: a new list is started instead of the full one
+    /// reallocated, so each mark is written once to memory touched once (fresh pages cost
+    /// more than the marks' parse on this kind of VM, and a doubling touches twice the
+    /// pages).
+    pub const LIST_LEN: usize = 8192;
+
     /// Adds a mark after the others.
     #[inline]
     pub fn push(&mut self, mark: TaskMark) {
         match self.lists.last_mut() {
-            Some(list) => list.push(mark),
-            None => self.lists.push(vec![mark]),
+            Some(list) if list.len() < Self::LIST_LEN => list.push(mark),
+            _ => self.start_list(mark),
         }
+    }
+
+    /// Starts a list with `mark`: the first one grows as needed (most traces have few
+    /// marks), the later ones are made full size at once.
+    #[cold]
+    fn start_list(&mut self, mark: TaskMark) {
+        let mut list = if self.lists.is_empty() {
+            Vec::new()
+        } else {
+            Vec::with_capacity(Self::LIST_LEN)
+        };
+        list.push(mark);
+        self.lists.push(list);
     }
 
     /// Adds the marks of `later` (from the part of the file after these) after these.
@@ -609,6 +628,32 @@ mod tests {
         assert!(!TaskMarks::default().iter().any(|_| true));
         first.push(mark(0));
         assert_ne!(first, whole);
+    }
+
+    #[test]
+    fn full_task_mark_lists_are_followed_not_grown() {
+        let mark = |i: u64| TaskMark {
+            thread: ThreadKey {
+                pid: Pid(1),
+                tid: Tid(1),
+            },
+            ts: Timestamp::from_micros(i as i64),
+            kind: MarkKind::End,
+            order: i,
+        };
+        let n = 2 * TaskMarks::LIST_LEN as u64 + 3;
+        let mut marks = TaskMarks::default();
+        (0..n).for_each(|i| marks.push(mark(i)));
+        let lens: Vec<usize> = marks.lists.iter().map(Vec::len).collect();
+        assert_eq!(lens, [TaskMarks::LIST_LEN, TaskMarks::LIST_LEN, 3]);
+        // The later lists were made full size once, never reallocated.
+        assert!(
+            marks.lists[1..]
+                .iter()
+                .all(|l| l.capacity() == TaskMarks::LIST_LEN)
+        );
+        assert!(marks.iter().map(|m| m.order).eq(0..n));
+        assert_eq!(marks.len(), n as usize);
     }
 
     #[test]

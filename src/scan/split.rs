@@ -43,7 +43,7 @@ pub fn with_range_bytes<R>(bytes: usize, f: impl FnOnce() -> R) -> R {
 
 /// Walks the whole array from `b[start]`, in parallel ranges when it is large and the pool
 /// has more than one thread. Returns the merged collector and the last range's end.
-pub fn scan_ranges<F>(
+pub(crate) fn scan_ranges<F>(
     b: &[u8],
     start: usize,
     ndjson: bool,

@@ -11,7 +11,7 @@ use crate::scan::envelope::{self, Envelope, EnvelopeError};
 
 /// What went wrong before any event: not a trace at all.
 #[derive(Debug)]
-pub enum StreamError {
+pub(crate) enum StreamError {
     /// The envelope is not a trace's.
     Envelope(EnvelopeError),
     /// A JSON object of another kind, with its top-level keys and the bytes read so far.
@@ -24,7 +24,7 @@ pub enum StreamError {
 
 /// Scans a trace from `source` (an error ends the stream: it is returned for the caller
 /// to report, with what was read before it). Returns the scan and that error.
-pub fn scan_blocks(
+pub(crate) fn scan_blocks(
     source: &mut impl BlockSource,
 ) -> Result<(ScannedTrace, Option<std::io::Error>), StreamError> {
     let mut stream_error = None;

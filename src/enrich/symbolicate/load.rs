@@ -141,7 +141,7 @@ impl Raw {
 }
 
 /// Reads `path` whole, refusing files over `limit` bytes.
-pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
+pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
     use std::io::Read;
     let f = std::fs::File::open(path).map_err(|e| format!("cannot be read ({e})"))?;
     let len = f
@@ -172,7 +172,7 @@ enum MapKey {
 }
 
 /// A map's load outcome: the map, or why it could not be used.
-pub type Loaded = Result<Arc<LoadedMap>, String>;
+pub(super) type Loaded = Result<Arc<LoadedMap>, String>;
 
 /// Maps decoded this run, shared by every trace of a batch.
 #[derive(Default)]
@@ -264,7 +264,7 @@ impl MapCache {
 /// The path of `url_path` (a URL's path after a prefix: `/`-separated, percent-encoded,
 /// query and fragment already dropped) inside `root` (canonical). Refuses `..`, and a
 /// path whose canonical form (symlinks resolved) leaves `root`. `Err` says why.
-pub fn path_inside(root: &Path, url_path: &str) -> Result<PathBuf, String> {
+pub(super) fn path_inside(root: &Path, url_path: &str) -> Result<PathBuf, String> {
     let decoded = percent_encoding::percent_decode_str(url_path).decode_utf8_lossy();
     let mut p = root.to_path_buf();
     for seg in decoded.split('/') {
@@ -291,13 +291,13 @@ pub fn path_inside(root: &Path, url_path: &str) -> Result<PathBuf, String> {
 }
 
 /// A URL without its query and fragment.
-pub fn without_query(url: &str) -> &str {
+pub(super) fn without_query(url: &str) -> &str {
     url.split(['?', '#']).next().unwrap_or(url)
 }
 
 /// The `//# sourceMappingURL=` (or `//@`) comment of a script's text: the last one, in
 /// the script's last lines.
-pub fn source_mapping_url(script: &[u8]) -> Option<String> {
+pub(super) fn source_mapping_url(script: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(&script[script.len().saturating_sub(1 << 20)..]);
     text.lines()
         .rev()
@@ -326,7 +326,7 @@ pub fn source_mapping_url(script: &[u8]) -> Option<String> {
 /// A folder of `.map` files (`--source-maps DIR`), indexed on first use: by file name,
 /// and by each map's `file` field.
 #[derive(Debug)]
-pub struct MapFolder {
+pub(super) struct MapFolder {
     /// The folder, canonical.
     pub root: PathBuf,
     index: OnceLock<FolderIndex>,
@@ -345,7 +345,7 @@ const MAX_ENTRIES: usize = 1_000_000;
 
 impl MapFolder {
     /// The folder at `root` (already canonical).
-    pub fn new(root: PathBuf) -> MapFolder {
+    pub(super) fn new(root: PathBuf) -> MapFolder {
         MapFolder {
             root,
             index: OnceLock::new(),
@@ -391,7 +391,7 @@ impl MapFolder {
 
     /// The map of a script whose URL ends in file name `script_name`: `script_name.map`,
     /// else a map whose `file` names it.
-    pub fn find(&self, script_name: &str) -> Option<&Path> {
+    pub(super) fn find(&self, script_name: &str) -> Option<&Path> {
         let idx = self.index();
         idx.by_name
             .get(&format!("{script_name}.map"))

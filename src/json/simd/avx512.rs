@@ -5,13 +5,13 @@ use super::Blocks;
 /// [`Blocks`] with AVX-512BW: a block is one 512-bit load and each mask one compare.
 /// Only made by [`Avx512::detect`]: a value is the proof that the CPU has AVX-512F/BW.
 #[derive(Clone, Copy, Debug)]
-pub struct Avx512(());
+pub(crate) struct Avx512(());
 
 impl Avx512 {
     /// `Some` when the CPU (and the OS) support AVX-512F and AVX-512BW (BW implies F); the
     /// check is cached by the standard library, one load after the first call.
     #[inline(always)]
-    pub fn detect() -> Option<Self> {
+    pub(crate) fn detect() -> Option<Self> {
         std::arch::is_x86_feature_detected!("avx512bw").then_some(Avx512(()))
     }
 }

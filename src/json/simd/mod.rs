@@ -7,25 +7,25 @@
 //! every instruction set against the scalar reference.
 
 #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
-pub mod avx512;
-pub mod scalar;
+pub(crate) mod avx512;
+pub(crate) mod scalar;
 #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
-pub mod sse2;
+pub(crate) mod sse2;
 #[cfg(test)]
 mod tests;
 
 /// The block operations every CPU of the target runs: SSE2 on x86-64, scalar elsewhere
 /// (and on x86-64 with the `no-simd` feature).
 #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
-pub type Baseline = sse2::Sse2;
+pub(crate) type Baseline = sse2::Sse2;
 /// The block operations every CPU of the target runs: SSE2 on x86-64, scalar elsewhere
 /// (and on x86-64 with the `no-simd` feature).
 #[cfg(not(all(target_arch = "x86_64", not(feature = "no-simd"))))]
-pub type Baseline = scalar::Scalar;
+pub(crate) type Baseline = scalar::Scalar;
 
 /// Operations on 64-byte blocks. Each implementation gives the same bits as
 /// [`scalar::Scalar`] (checked by the tests).
-pub trait Blocks: Copy {
+pub(crate) trait Blocks: Copy {
     /// Bit masks of the commas and of the bytes that are neither commas nor ASCII digits
     /// in the first 64 bytes of `block` (at least 64 long; panics otherwise): bit k for
     /// byte k.
@@ -34,5 +34,12 @@ pub trait Blocks: Copy {
     fn classify16(self, block: &[u8; 16]) -> (u32, u32);
     /// Bit i set where `w[i] == w[i + shift]`, for i in 0..64 (`w` has at least
     /// 64 + `shift` bytes; panics otherwise).
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", not(feature = "no-simd"))),
+        allow(
+            dead_code,
+            reason = "only the x86-64 kernels (and the tests) compare shifted blocks"
+        )
+    )]
     fn shifted_equal64(self, w: &[u8], shift: usize) -> u64;
 }

@@ -5,7 +5,7 @@ use super::Blocks;
 
 /// [`Blocks`] without vector instructions.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Scalar;
+pub(crate) struct Scalar;
 
 impl Blocks for Scalar {
     #[inline(always)]

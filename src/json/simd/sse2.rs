@@ -4,7 +4,7 @@ use super::Blocks;
 
 /// [`Blocks`] sixteen bytes at a time with SSE2 (every x86-64 CPU has it).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Sse2;
+pub(crate) struct Sse2;
 
 impl Blocks for Sse2 {
     #[inline(always)]
@@ -46,7 +46,7 @@ impl Blocks for Sse2 {
 /// Bit masks of the commas and of the bytes that are neither commas nor ASCII digits in a
 /// 16-byte block (bit k for byte k).
 #[inline(always)]
-pub fn classify16(block: &[u8; 16]) -> (u32, u32) {
+pub(crate) fn classify16(block: &[u8; 16]) -> (u32, u32) {
     use std::arch::x86_64::*;
     // SAFETY: SSE2 is part of the x86_64 baseline; the load is unaligned and reads
     // exactly the 16 bytes of `block`.
