@@ -4,8 +4,15 @@ recording, and the path, output and corruption cases of the issue. Prints a Mark
 (case, rows kept of the intact file's, exit code, first stderr line) and counts silent
 losses: fewer rows than the intact file with exit 0 and no warning or error line.
 
-Usage: scripts/attack-bad-inputs.py BINARY TRACE.json [FLIPS]
+With --memory (issue 18 section 5), also the memory shapes of scripts/make-memory-shapes
+and a gzip stream holding a huge string in an event nothing uses (also on standard input),
+each run under /usr/bin/time: a second table gives peak RSS against its target, and a
+shape over its target or without its rows counts as a failure.
+
+Usage: scripts/attack-bad-inputs.py BINARY TRACE.json [FLIPS] [--memory [--name-mib N]]
   e.g. scripts/attack-bad-inputs.py target/release/taskchain ../shared/traces/chromium/iframes.json 100
+  N: the long name's and the unused string's size in MiB (default 256; the issue's is 2048).
+  The shapes go to $MEMORY_DIR (default /work/scratch/memory) and are deleted afterwards.
 """
 import gzip
 import os
@@ -15,8 +22,16 @@ import subprocess
 import sys
 import tempfile
 
-BIN, TRACE = os.path.abspath(sys.argv[1]), sys.argv[2]
-FLIPS = int(sys.argv[3]) if len(sys.argv) > 3 else 100
+argv = sys.argv[1:]
+MEMORY = "--memory" in argv
+NAME_MIB = 256
+if "--name-mib" in argv:
+    k = argv.index("--name-mib")
+    NAME_MIB = int(argv[k + 1])
+    del argv[k:k + 2]
+argv = [a for a in argv if a != "--memory"]
+BIN, TRACE = os.path.abspath(argv[0]), argv[1]
+FLIPS = int(argv[2]) if len(argv) > 2 else 100
 data = open(TRACE, "rb").read()
 work = tempfile.mkdtemp(prefix="attack-")
 
@@ -147,3 +162,82 @@ print("|---|---|---|---|")
 for name, rows, code, msg in table:
     print(f"| {name} | {rows} | {code} | {msg} |")
 print(f"\nsilent losses: {silent}")
+
+
+def huge_unused_string_gz(path, mib):
+    """A trace whose only long task follows an instant event holding a MIB-MiB string in
+    its args (nothing reads it), gzipped (level 1: a few MB)."""
+    import zlib
+    z = zlib.compressobj(1, zlib.DEFLATED, 31)
+    with open(path, "wb") as f:
+        f.write(z.compress(b'{"traceEvents":[\n{"pid":1,"tid":1,"ts":0,"ph":"M","cat":"__metadata",'
+                           b'"name":"thread_name","args":{"name":"CrRendererMain"}},\n'
+                           b'{"pid":1,"tid":1,"ts":10,"ph":"i","cat":"x","name":"junk","args":{"data":"'))
+        block = b"n" * (64 << 20)
+        for _ in range(mib // 64):
+            f.write(z.compress(block))
+        f.write(z.compress(b'"}},\n{"pid":1,"tid":1,"ts":1000000,"ph":"X","cat":"toplevel",'
+                           b'"name":"RunTask","dur":60000}\n]}\n'))
+        f.write(z.flush())
+
+
+def measured(args, stdin_path=None):
+    """(peak RSS bytes, exit code, CSV rows, stderr lines, CSV bytes) of BIN ARGS -o CSV."""
+    out = os.path.join(work, "mem.csv")
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", BIN, "-j2"] + args + ["-o", out],
+                       stdin=stdin, capture_output=True, text=True, timeout=900)
+    lines = p.stderr.splitlines()
+    rss = int(lines[-1]) * 1024
+    body = open(out, "rb").read() if os.path.exists(out) else b""
+    rows = max(0, len(body.decode(errors="replace").splitlines()) - 1)
+    return rss, p.returncode, rows, lines[:-1], len(body), body
+
+
+if MEMORY:
+    mdir = os.environ.get("MEMORY_DIR", "/work/scratch/memory")
+    here = os.path.dirname(os.path.abspath(__file__))
+    subprocess.run([os.path.join(here, "make-memory-shapes"), mdir, "samples", "nodes", "tasks",
+                    "name", "--name-mib", str(NAME_MIB)], check=True)
+    huge_unused_string_gz(os.path.join(mdir, "unused.json.gz"), NAME_MIB)
+    mb = lambda b: f"{b / 1e6:,.0f} MB"
+    failures = 0
+    rows_out = []
+    # (case, input, args, stdin, target name, limit from (input size, CSV size), rows wanted,
+    #  a check of the output)
+    cut = lambda body, err: b"string_cut" in body and any("1 MiB" in l for l in err)
+    shapes = [
+        ("7 M samples (.cpuprofile)", "samples.cpuprofile", None, "3× input", lambda i, c: 3 * i, None),
+        ("120 k nodes (.cpuprofile)", "nodes.cpuprofile", None, "3× input", lambda i, c: 3 * i, None),
+        ("2 M long tasks, no profile", "tasks.json", None, "2× CSV", lambda i, c: 2 * c, None),
+        (f"{NAME_MIB} MiB function name", "name.cpuprofile", None, "input + 64 MB",
+         lambda i, c: i + (64 << 20), cut),
+        (f"{NAME_MIB} MiB thread name", "name.json", None, "input + 64 MB",
+         lambda i, c: i + (64 << 20), cut),
+        (f"{NAME_MIB} MiB unused string (.gz)", "unused.json.gz", None, "256 MB",
+         lambda i, c: 256 << 20, None),
+        (f"{NAME_MIB} MiB unused string (.gz on stdin)", "unused.json.gz", "stdin", "256 MB",
+         lambda i, c: 256 << 20, None),
+    ]
+    for name, f, how, target, limit, check in shapes:
+        path = os.path.join(mdir, f)
+        size = os.path.getsize(path)
+        if how == "stdin":
+            rss, code, rows, err, csv, body = measured(["-"], stdin_path=path)
+        else:
+            rss, code, rows, err, csv, body = measured([path])
+        ok = code == 0 and rows > 0 and rss <= limit(size, csv) and (check is None or check(body, err))
+        failures += not ok
+        rows_out.append((name, mb(size), f"{rows} rows, {mb(csv)} CSV", code, mb(rss),
+                         f"{target} = {mb(limit(size, csv))}", "yes" if ok else "NO"))
+    print("\n| shape | input | output | exit | peak RSS | target | within |")
+    print("|---|---:|---|---|---:|---|---|")
+    for r in rows_out:
+        print("| " + " | ".join(str(x) for x in r) + " |")
+    print(f"\nmemory shapes over target or without rows: {failures}")
+    for f in ("samples.cpuprofile", "nodes.cpuprofile", "tasks.json", "name.cpuprofile",
+              "name.json", "unused.json.gz"):
+        try:
+            os.remove(os.path.join(mdir, f))
+        except FileNotFoundError:
+            pass

@@ -73,9 +73,10 @@ pub mod internals {
     pub use crate::analyze::analyze_stream;
     pub use crate::input::BlockSource;
 
-    /// Inputs: the gzip decoder (`src/input`).
+    /// Inputs: the gzip decoder, the record of closed standard descriptors (`src/input`).
     pub mod input {
         pub use crate::input::gzip::GzipReader;
+        pub use crate::input::record_std_fds_at_start;
     }
 
     /// The JSON lexer's number readers (`src/json`).

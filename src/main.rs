@@ -23,6 +23,34 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// `mi_option_arena_max_object_size` there (a size in KiB).
 const MI_OPTION_ARENA_MAX_OBJECT_SIZE: libmimalloc_sys::mi_option_t = 45;
 
+/// Which standard descriptors were closed at start, looked at before Rust's runtime puts
+/// `/dev/null` in their place ([`taskchain::internals::input::record_std_fds_at_start`]): so that
+/// `>&-` is refused ("standard output is closed") and a `/dev/null` opened read-write on
+/// purpose is written to. ELF systems run `.init_array` entries before `main`, macOS its
+/// `__mod_init_func` ones; elsewhere the library's guess stands.
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly",
+    target_os = "illumos"
+))]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static RECORD_STD_FDS: extern "C" fn() = record_std_fds;
+
+#[cfg(target_vendor = "apple")]
+#[used]
+#[unsafe(link_section = "__DATA,__mod_init_func")]
+static RECORD_STD_FDS: extern "C" fn() = record_std_fds;
+
+#[allow(dead_code)] // on systems without a constructor section
+extern "C" fn record_std_fds() {
+    taskchain::internals::input::record_std_fds_at_start();
+}
+
 /// No transparent huge pages for this process (what `MIMALLOC_ALLOW_THP=0` does; mimalloc
 /// has already asked for them on its first arena when `main` starts, and the kernel checks
 /// this flag at each fault). A fresh huge page is 2 MiB zeroed at its first touch, much of

@@ -1,4 +1,4 @@
-//! Tasks: task-like events of the threads in scope → top-level tasks → [`LongTask`]s.
+//! Tasks: task-like events of the threads in scope → top-level tasks → long tasks.
 //!
 //! A top-level task is the outermost task-like event on its thread (`RunTask` and its
 //! older names, docs/METHOD.md §2): in M65–M70 traces the scheduler's event nests inside
@@ -31,6 +31,7 @@ pub enum Scope {
 
 /// A top-level task on one thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct TopLevelTask {
     /// The thread.
     pub thread: ThreadKey,
@@ -43,7 +44,7 @@ pub struct TopLevelTask {
 }
 
 /// A top-level task longer than the threshold (same fields).
-pub type LongTask = TopLevelTask;
+pub(crate) type LongTask = TopLevelTask;
 
 impl TopLevelTask {
     /// `ts + dur`.
@@ -55,7 +56,7 @@ impl TopLevelTask {
 /// What the report says of a file's top-level tasks, kept instead of the tasks (a trace
 /// with millions of them held 40 bytes each until the report was written).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TopLevelCounts {
+pub(crate) struct TopLevelCounts {
     /// Top-level tasks.
     pub count: usize,
     /// Total blocking time: sum over tasks longer than 50 ms of `dur − 50 ms`
@@ -67,7 +68,7 @@ pub struct TopLevelCounts {
 
 impl TopLevelCounts {
     /// The counts of `tasks`.
-    pub fn of<'a>(tasks: impl IntoIterator<Item = &'a TopLevelTask>) -> TopLevelCounts {
+    pub(crate) fn of<'a>(tasks: impl IntoIterator<Item = &'a TopLevelTask>) -> TopLevelCounts {
         let fifty = TimeDelta::from_micros(50_000);
         let mut c = TopLevelCounts::default();
         let mut max = None;
@@ -86,7 +87,7 @@ impl TopLevelCounts {
 
 /// The diagnostics kind of task `X` events whose `dur` is negative, beyond ±2^63 ns or not
 /// a number: read as still running at the trace's end (the most they can say).
-pub const INVALID_DUR: &str = "task X events whose dur is not a valid duration (negative, \
+pub(crate) const INVALID_DUR: &str = "task X events whose dur is not a valid duration (negative, \
      too large or not a number): read as running to the trace's end";
 
 /// A nested event may overhang its parent by up to this much and still count as nested
@@ -94,6 +95,7 @@ pub const INVALID_DUR: &str = "task X events whose dur is not a valid duration (
 const NESTING_SLACK: TimeDelta = TimeDelta::from_micros(1000);
 
 /// Top-level tasks of the given threads (those with task events), each list sorted by `ts`.
+#[doc(hidden)]
 pub fn top_level_tasks<'a>(
     marks: impl IntoIterator<Item = &'a TaskMark>,
     threads: &[ThreadKey],
@@ -205,7 +207,7 @@ pub fn top_level_tasks<'a>(
 
 /// True for a worker thread's name (`DedicatedWorker thread`, `ServiceWorker Thread`,
 /// `SharedWorker thread`, `unspecified worker thread`), not thread-pool workers.
-pub fn is_worker_name(name: &str) -> bool {
+pub(crate) fn is_worker_name(name: &str) -> bool {
     let n = name.to_ascii_lowercase();
     n.ends_with("worker thread")
 }
@@ -215,6 +217,7 @@ pub fn is_worker_name(name: &str) -> bool {
 /// Renderer main threads are those named `CrRendererMain`. A trace without any (names
 /// stripped, or `--single-process` recordings where page JS runs on `CrBrowserMain`) falls
 /// back to the threads that own a profile, which are where JavaScript ran.
+#[doc(hidden)]
 pub fn threads_in_scope(trace: &ScannedTrace, scope: Scope) -> Vec<ThreadKey> {
     let profiled = trace.profile_threads();
     let name = |k: &ThreadKey| trace.thread_names.get(k).map(String::as_str);
@@ -260,6 +263,7 @@ pub fn threads_in_scope(trace: &ScannedTrace, scope: Scope) -> Vec<ThreadKey> {
 }
 
 /// The long tasks (`dur > threshold`), sorted by (thread, ts).
+#[doc(hidden)]
 pub fn long_tasks(
     top_level: &HashMap<ThreadKey, Vec<TopLevelTask>>,
     threshold: TimeDelta,
@@ -268,7 +272,7 @@ pub fn long_tasks(
 }
 
 /// [`long_tasks`] one by one, without the list.
-pub fn long_tasks_in_order(
+pub(crate) fn long_tasks_in_order(
     top_level: &HashMap<ThreadKey, Vec<TopLevelTask>>,
     threshold: TimeDelta,
 ) -> impl Iterator<Item = LongTask> + '_ {

@@ -6,11 +6,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use rayon::prelude::*;
-
 /// The hash map of the hot paths (per-task-event, per-chunk and per-node lookups): std's
 /// map with foldhash, a fast hasher (randomly seeded per process), instead of SipHash.
-pub type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// A process id (`pid`). Strings in hand-made traces are hashed (see `json::integer`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -46,7 +44,7 @@ impl fmt::Display for Tid {
 pub struct ProfileId(pub String);
 
 /// A profile's key: (pid, `id`), since ids repeat across processes.
-pub type ProfileKey = (Pid, ProfileId);
+pub(crate) type ProfileKey = (Pid, ProfileId);
 
 /// A node `id` from `cpuProfile.nodes` (sparse, foreign; never an index into our tables).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,7 +68,7 @@ pub struct CallFrame {
 
 /// The node that stands for samples without a JS stack (ProfilerTrace samples without
 /// `stackId`): a VM state, so a task made of them is `non_js`.
-pub const NO_STACK: &str = "(no stack)";
+pub(crate) const NO_STACK: &str = "(no stack)";
 
 /// Counts of odd but usable input, by kind. Each kind is reported once per file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -120,17 +118,19 @@ impl Diagnostics {
 /// trace's data (for a 1 GB trace, ~10⁶ chunks and every profile's strings: tens of ms)
 /// runs beside writing the report instead of before it.
 #[derive(Default)]
-pub struct DeferredDrop(Vec<Box<dyn Send>>);
+pub(crate) struct DeferredDrop(Vec<Box<dyn Send>>);
 
 impl DeferredDrop {
     /// Keeps `v` until the deferred drop is dropped.
-    pub fn keep<T: Send + 'static>(&mut self, v: T) {
+    pub(crate) fn keep<T: Send + 'static>(&mut self, v: T) {
         self.0.push(Box::new(v));
     }
 
     /// Drops what was kept, the parts side by side on the current rayon pool (unmapping a
     /// 1 GB file and freeing its profiles take ~30 ms each).
-    pub fn drop_in_parallel(self) {
+    #[cfg(feature = "cli")]
+    pub(crate) fn drop_in_parallel(self) {
+        use rayon::prelude::*;
         self.0.into_par_iter().for_each(drop);
     }
 }

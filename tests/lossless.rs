@@ -144,9 +144,19 @@ fn closed_stdout_is_exit_2_cannot_write_the_report() {
         "{}",
         stderr(&o)
     );
-    // Written to /dev/null on purpose: fine.
-    let o = sh(d.path(), "$T -q t.json > /dev/null");
+    // Written to /dev/null on purpose: fine, also opened read-write (as Python's
+    // `subprocess.DEVNULL` does, and Rust's runtime for a closed descriptor: taskchain
+    // looks at its descriptors before the runtime does).
+    for null in ["> /dev/null", "1<>/dev/null"] {
+        let o = sh(d.path(), &format!("$T -q t.json {null}"));
+        assert_eq!(o.status.code(), Some(0), "{null}: {}", stderr(&o));
+    }
+    let o = sh(
+        d.path(),
+        "python3 -c 'import subprocess, sys; sys.exit(subprocess.run([sys.argv[1], \"-q\", \"t.json\"], stdout=subprocess.DEVNULL).returncode)' \"$T\"",
+    );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
 }
 
 #[test]
@@ -158,6 +168,16 @@ fn files_from_closed_stdin_is_exit_2() {
     let o = sh(d.path(), "$T -q - <&-");
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("cannot read -: standard input is closed"));
+    // A /dev/null opened read-write is open: read, and empty.
+    let o = sh(d.path(), "$T -q - 0<>/dev/null");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("-: not a trace: the file is empty"),
+        "{}",
+        stderr(&o)
+    );
+    let o = sh(d.path(), "$T -q --files-from - 0<>/dev/null");
+    assert!(!stderr(&o).contains("closed"), "{}", stderr(&o));
 }
 
 #[test]

@@ -173,6 +173,64 @@ fn utf8_bom_is_skipped_for_cpuprofiles_and_bundles() {
 }
 
 #[test]
+fn utf8_bom_error_offsets_count_from_the_files_first_byte() {
+    // The same damage with and without a BOM: every offset 3 bytes further with it, in a
+    // trace (an event missing a comma), a .cpuprofile and a bundle (a node missing one),
+    // as a whole file, a .gz stream and standard input, at -j1 and -j2.
+    let t = small_trace(3);
+    let bad = t.replacen(
+        r#""ph":"X","name":"RunTask""#,
+        r#""ph":"X" "name":"RunTask""#,
+        1,
+    );
+    assert_ne!(bad, t);
+    // The byte after `"X"`, where a ',' or '}' was expected.
+    let at = bad.find(r#""X" "name""#).unwrap() + 4;
+    let (_, plain, _) = everywhere(bad.as_bytes());
+    let (_, bom, _) = everywhere(format!("\u{feff}{bad}").as_bytes());
+    assert!(
+        plain.contains(&format!("invalid JSON at byte {at} (event ")),
+        "{plain}"
+    );
+    assert!(
+        bom.contains(&format!("invalid JSON at byte {} (event ", at + 3)),
+        "{bom}"
+    );
+    for (path, name, key) in [
+        (CPUPROFILE, "p.cpuprofile", "\"callFrame\""),
+        (BUNDLE, "b.json", "\"resourceId\""),
+    ] {
+        let good = sample(path);
+        let k = good.find(key).unwrap_or_else(|| panic!("{key} in {path}"));
+        // Drop the comma before the key: the key's first byte is the bad one.
+        let comma = good[..k].rfind(',').unwrap();
+        let broken = format!("{}{}", &good[..comma], &good[comma + 1..]);
+        let bad_at = k - 1;
+        let d = tempfile::tempdir().unwrap();
+        for (bom, prefix) in [(0, ""), (3, "\u{feff}")] {
+            let bytes = format!("{prefix}{broken}");
+            let gz_name = format!("{name}.gz");
+            std::fs::write(d.path().join(name), &bytes).unwrap();
+            std::fs::write(
+                d.path().join(&gz_name),
+                crate::lossless::gzip(bytes.as_bytes()),
+            )
+            .unwrap();
+            for input in [name.to_string(), gz_name, format!("- < {name}")] {
+                let o = sh(d.path(), &format!("$T {input}"));
+                let err = stderr(&o);
+                assert_eq!(o.status.code(), Some(2), "{err}");
+                assert!(
+                    [":", " in"].iter().any(|after| err
+                        .contains(&format!("invalid JSON at byte {}{after}", bad_at + bom))),
+                    "{path} {input} bom {bom}: {err}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn duplicate_keys_last_wins_in_bundles_and_args() {
     // An empty `longTasks` list before the real one: the real one counts (the last).
     let b = sample(BUNDLE);

@@ -1,4 +1,4 @@
-//! Chains: a [`LongTask`] and its thread's profiles → [`TaskChain`] (docs/METHOD.md §1 steps 1–6).
+//! Chains: a long task and its thread's profiles → [`TaskChain`] (docs/METHOD.md §1 steps 1–6).
 //!
 //! 1. Window `[ts − lookback, ts + dur)`.
 //! 2. Candidates: the samples of one profile of the task's thread inside it.
@@ -20,7 +20,7 @@ use crate::profile::{CpuProfile, FrameIndex, FrameKind, ProfileSet, StackIndex, 
 use crate::tasks::LongTask;
 use crate::time::{TimeDelta, Timestamp};
 pub use recursion::CollapseRecursion;
-pub use window::Window;
+pub(crate) use window::Window;
 
 /// How the target stack is chosen.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -230,6 +230,7 @@ pub struct OriginalFrame {
 
 /// The call chain of one long task.
 #[derive(Clone, Debug, PartialEq)]
+#[doc(hidden)]
 pub struct TaskChain {
     /// The task.
     pub task: LongTask,
@@ -262,17 +263,18 @@ pub struct TaskChain {
     /// Times of the target samples (those counted in `target_samples`), sorted: which
     /// entry point of the task ran them decides its trigger.
     pub target_times: Vec<Timestamp>,
-    /// What started the task, for trace tasks ([`trigger::of_task`], filled by the caller,
+    /// What started the task, for trace tasks (`trigger::of_task`, filled by the caller,
     /// which has the trace's entry points).
     pub trigger: Option<trigger::Trigger>,
 }
 
 /// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`] (the
 /// default of [`ChainConfig::gap`]).
-pub const PROFILE_GAP: TimeDelta = TimeDelta::from_micros(10_000);
+pub(crate) const PROFILE_GAP: TimeDelta = TimeDelta::from_micros(10_000);
 
 /// Resolves one task. `file` is the whole trace, for sample arrays left in it. `None` when
 /// the policy drops the task.
+#[doc(hidden)]
 pub fn resolve(
     task: &LongTask,
     profiles: &ProfileSet,
@@ -420,7 +422,7 @@ fn target_times(
 
 /// What a pick names: a stack of the profile, or a path of collapsed frames.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// An exact stack.
     Stack(StackIndex),
     /// Frames root → leaf, each with the calls merged into it, and the collapsed node.
@@ -429,7 +431,7 @@ pub enum Target {
 
 /// A chosen stack with its sample count and time.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pick {
+pub(crate) struct Pick {
     /// The target stack.
     pub target: Target,
     /// Samples counted for it.
@@ -598,7 +600,7 @@ impl ChainFrame {
 }
 
 /// Frames of `stack` from the outermost caller to the leaf, without `(root)` (docs/METHOD.md §1 step 5).
-pub fn chain_frames(profile: &CpuProfile, stack: StackIndex) -> Vec<ChainFrame> {
+pub(crate) fn chain_frames(profile: &CpuProfile, stack: StackIndex) -> Vec<ChainFrame> {
     let mut frames = Vec::new();
     let mut cur = Some(stack);
     while let Some(s) = cur {

@@ -53,24 +53,30 @@ impl Collapsed {
             return None;
         }
         let stacks = &w.profile.stacks;
-        let mut of_stack = vec![u32::MAX; stacks.len()];
-        for k in 0..w.len() {
-            of_stack[w.stack(k).index()] = 0;
+        // The window's distinct stacks, one per run of equal ones (samples mostly repeat
+        // their neighbour's stack), in stack order: a window holds a few of the profile's
+        // stacks, and a pass over all of them for each task cost more than the collapse.
+        let mut window_stacks: Vec<StackIndex> = Vec::new();
+        let mut k = 0;
+        while k < w.len() {
+            let s = w.stack(k);
+            window_stacks.push(s);
+            while k < w.len() && w.stack(k) == s {
+                k += 1;
+            }
         }
-        let mut out = Collapsed {
-            nodes: Vec::new(),
-            of_stack,
-        };
+        window_stacks.sort_unstable();
+        window_stacks.dedup();
+        let mut nodes: Vec<Node> = Vec::new();
+        // (window stack, its collapsed node), made a dense map only when there is recursion.
+        let mut of_window_stack: Vec<(StackIndex, u32)> = Vec::with_capacity(window_stacks.len());
         let mut index: FastMap<(Option<u32>, FrameIndex), u32> = Default::default();
         let (mut raw, mut path) = (Vec::new(), Vec::new());
         let mut any = false;
         // In stack order, so node order (the heaviest path's tie-break) follows the stacks'.
-        for s in 0..stacks.len() {
-            if out.of_stack[s] == u32::MAX {
-                continue;
-            }
+        for &stack in &window_stacks {
             raw.clear();
-            let mut cur = Some(StackIndex::new(s));
+            let mut cur = Some(stack);
             while let Some(c) = cur {
                 raw.push(stacks.frame(c));
                 cur = stacks.parent(c);
@@ -81,20 +87,27 @@ impl Collapsed {
             let mut parent = None;
             for &(frame, depth) in &path {
                 let id = *index.entry((parent, frame)).or_insert_with(|| {
-                    out.nodes.push(Node {
+                    nodes.push(Node {
                         parent,
                         frame,
                         depth: 0,
                     });
-                    (out.nodes.len() - 1) as u32
+                    (nodes.len() - 1) as u32
                 });
-                let n = &mut out.nodes[id as usize];
+                let n = &mut nodes[id as usize];
                 n.depth = n.depth.max(depth);
                 parent = Some(id);
             }
-            out.of_stack[s] = parent.unwrap_or(u32::MAX);
+            of_window_stack.push((stack, parent.unwrap_or(u32::MAX)));
         }
-        any.then_some(out)
+        if !any {
+            return None;
+        }
+        let mut of_stack = vec![u32::MAX; stacks.len()];
+        for (stack, node) in of_window_stack {
+            of_stack[stack.index()] = node;
+        }
+        Some(Collapsed { nodes, of_stack })
     }
 
     /// The collapsed node of candidate `k`.

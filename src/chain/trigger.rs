@@ -58,7 +58,7 @@ struct Candidate<'a> {
 /// The trigger of a task from the entry points inside it (`entries`, sorted by `ts`, longer
 /// first on ties), the target samples' times (sorted) and the trace's timer installs by
 /// (pid, timer id).
-pub fn of_task(
+pub(crate) fn of_task(
     entries: &[EntryPoint],
     target_times: &[Timestamp],
     timers: &FastMap<(Pid, i64), String>,
@@ -173,7 +173,7 @@ pub fn of_task(
 }
 
 /// The entry points inside `[ts, ts + dur)` of a thread's list (sorted by `ts`).
-pub fn inside(list: &[EntryPoint], ts: Timestamp, dur: TimeDelta) -> &[EntryPoint] {
+pub(crate) fn inside(list: &[EntryPoint], ts: Timestamp, dur: TimeDelta) -> &[EntryPoint] {
     let end = ts + dur;
     let from = list.partition_point(|e| e.ts < ts);
     let to = list.partition_point(|e| e.ts < end);

@@ -8,7 +8,7 @@ use crate::time::{TimeDelta, Timestamp};
 /// `[ts − lookback, ts + dur)`: half-open, as DevTools counts a sample at exactly
 /// `ts + dur` in the next task (docs/METHOD.md §1 step 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     /// Inclusive start.
     pub start: Timestamp,
     /// Exclusive end.
@@ -17,7 +17,7 @@ pub struct Window {
 
 impl Window {
     /// The window of `task` with `lookback` before its start.
-    pub fn of(task: &LongTask, lookback: TimeDelta) -> Window {
+    pub(crate) fn of(task: &LongTask, lookback: TimeDelta) -> Window {
         Window {
             start: task.ts - lookback,
             end: task.end(),
@@ -27,7 +27,7 @@ impl Window {
     /// negative `timeDeltas`) crosses an edge of the window: read in file order, the
     /// samples would enter or leave it more than once, so which samples are in the window
     /// depends on sorting them.
-    pub fn edge_crossed_backwards(&self, steps: &[(Timestamp, Timestamp)]) -> bool {
+    pub(crate) fn edge_crossed_backwards(&self, steps: &[(Timestamp, Timestamp)]) -> bool {
         let crosses =
             |edge: Timestamp, (t, before): (Timestamp, Timestamp)| t < edge && edge <= before;
         steps
@@ -37,7 +37,7 @@ impl Window {
 
     /// True when a backward step lies wholly inside the window: the order of samples in it
     /// (and so which of two equal groups came first) depends on sorting them.
-    pub fn holds_backward_step(&self, steps: &[(Timestamp, Timestamp)]) -> bool {
+    pub(crate) fn holds_backward_step(&self, steps: &[(Timestamp, Timestamp)]) -> bool {
         steps
             .iter()
             .any(|&(t, before)| self.start <= t && before < self.end)

@@ -1,8 +1,8 @@
 //! Enrichment: after chain resolution, before the reports, what a chain's frames mean
 //! beyond their names and positions. Runs once per file on what the file's reading
-//! produced ([`FileContext`]: the page's URL, …) and adds [`TaskNotes`] to each row.
+//! produced (`FileContext`: the page's URL, …) and adds [`TaskNotes`] to each row.
 //!
-//! Stages run in a fixed order inside [`FileEnricher::task`]: symbolication (source maps)
+//! Stages run in a fixed order inside `FileEnricher::task`: symbolication (source maps)
 //! first, then parties, which go by the generated script's URL (the host that served it),
 //! not the original source's. Every field a stage adds is optional: `None` when unknown or
 //! when the stage is off, so readers of the notes never depend on a stage having run.
@@ -19,7 +19,7 @@ use crate::vocab::Pid;
 
 /// What a file's reading says about the recording beyond its tasks and profiles.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FileContext {
+pub(crate) struct FileContext {
     /// The main frame's URLs in `ts` order: a trace's navigations
     /// (`PageUrl`s), or a field bundle's `page` at its time origin. Empty when the file
     /// does not say (a `.cpuprofile`, an old trace).
@@ -35,7 +35,7 @@ impl FileContext {
     /// URL at or before `ts` shown by that renderer (or by an unnamed one), else by any
     /// renderer, else the first URL after `ts` (tracing may start before the commit is
     /// recorded). `None` when the file names no page.
-    pub fn page_at(&self, pid: Pid, ts: Timestamp) -> Option<&str> {
+    pub(crate) fn page_at(&self, pid: Pid, ts: Timestamp) -> Option<&str> {
         let before = |same_pid: bool| {
             self.pages
                 .iter()
@@ -90,7 +90,7 @@ pub struct FrameNotes {
 /// What enrichment adds to one long task.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TaskNotes {
-    /// The page's URL when the task ran ([`FileContext::page_at`]).
+    /// The page's URL when the task ran (`FileContext::page_at`).
     pub page_url: Option<String>,
     /// One entry per frame of the chain, root → leaf (empty when no stage ran).
     pub frames: Vec<FrameNotes>,
@@ -106,7 +106,7 @@ impl TaskNotes {
 }
 
 /// One file's enrichment: the run's settings with the file's context.
-pub struct FileEnricher<'a> {
+pub(crate) struct FileEnricher<'a> {
     settings: &'a Enrichment,
     context: &'a FileContext,
     parties: Option<party::FileParties<'a>>,
@@ -114,7 +114,7 @@ pub struct FileEnricher<'a> {
 
 impl<'a> FileEnricher<'a> {
     /// Enrichment of the file whose reading gave `context`.
-    pub fn new(settings: &'a Enrichment, context: &'a FileContext) -> Self {
+    pub(crate) fn new(settings: &'a Enrichment, context: &'a FileContext) -> Self {
         FileEnricher {
             settings,
             context,
@@ -124,7 +124,7 @@ impl<'a> FileEnricher<'a> {
 
     /// The first stage, symbolication, for this file's tasks: it rewrites their frames
     /// (originals) and folded stacks in place, before the notes of [`FileEnricher::task`].
-    pub fn symbolication(&self) -> symbolicate::FileSymbolication<'a> {
+    pub(crate) fn symbolication(&self) -> symbolicate::FileSymbolication<'a> {
         self.settings
             .symbolicator
             .file(&self.context.scripts, &self.context.embedded_maps)
@@ -132,7 +132,7 @@ impl<'a> FileEnricher<'a> {
 
     /// The notes of one resolved task, after [`FileEnricher::symbolication`]: parties, by
     /// the generated script's URL (the host that served it).
-    pub fn task(&self, chain: &TaskChain) -> TaskNotes {
+    pub(crate) fn task(&self, chain: &TaskChain) -> TaskNotes {
         let page_url = self
             .context
             .page_at(chain.task.thread.pid, chain.task.ts)

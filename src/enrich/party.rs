@@ -3,7 +3,7 @@
 //!
 //! - The page's **site** is the registrable domain (eTLD+1 by the Public Suffix List, ICANN
 //!   and private sections, default rule `*`; the `psl` crate with the list compiled in) of
-//!   the main frame's URL when the task ran ([`super::FileContext::page_at`]).
+//!   the main frame's URL when the task ran (`FileContext::page_at`).
 //! - A frame with a script URL: its host's registrable domain ([`registrable_domain`]) is
 //!   `first-party` when it equals the site or is listed in the overrides'
 //!   `first_party_domains`; else it belongs to the first entity whose `domains` match the
@@ -378,7 +378,7 @@ pub fn registrable_domain(host: &str) -> &str {
 /// Parties of one file's frames, with each script URL looked up once (a file's tasks
 /// share a few dozen script URLs).
 #[derive(Debug)]
-pub struct FileParties<'a> {
+pub(crate) struct FileParties<'a> {
     parties: &'a Parties,
     /// URL → its host's owner (`None`: no host).
     urls: std::cell::RefCell<FastMap<String, Option<HostOwner>>>,
@@ -386,7 +386,7 @@ pub struct FileParties<'a> {
 
 impl<'a> FileParties<'a> {
     /// An empty cache over `parties`.
-    pub fn new(parties: &'a Parties) -> Self {
+    pub(crate) fn new(parties: &'a Parties) -> Self {
         FileParties {
             parties,
             urls: Default::default(),
@@ -394,7 +394,7 @@ impl<'a> FileParties<'a> {
     }
 
     /// [`Parties::of_url`], looking each URL up once.
-    pub fn of_url(&self, url: &str, site: Option<&str>) -> Option<FrameParty> {
+    pub(crate) fn of_url(&self, url: &str, site: Option<&str>) -> Option<FrameParty> {
         if url.is_empty() {
             return None;
         }
@@ -409,7 +409,7 @@ impl<'a> FileParties<'a> {
     }
 
     /// The site of a page URL: its host's registrable domain.
-    pub fn site_of(&self, page_url: &str) -> Option<String> {
+    pub(crate) fn site_of(&self, page_url: &str) -> Option<String> {
         host_of(page_url).map(|h| registrable_domain(&h).to_owned())
     }
 }

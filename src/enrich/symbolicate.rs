@@ -12,7 +12,7 @@
 //! A frame's generated position is the `(` of the function's parameter list (what V8
 //! reports, 0-based in the trace); it is looked up with greatest-lower-bound on its line
 //! (the source-map libraries' default). The original function is the one of the original
-//! source whose head or body holds the mapped position ([`names::FunctionIndex`], parsed
+//! source whose head or body holds the mapped position (`names::FunctionIndex`, parsed
 //! with oxc), not the map's `names` entry, which minifiers leave out or put elsewhere.
 
 mod load;
@@ -23,8 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use load::{LoadedMap, MapFolder, path_inside, read_bounded, source_mapping_url, without_query};
-pub use load::{MAX_MAP_BYTES, MAX_SOURCE_BYTES, MapCache};
-pub use names::FunctionIndex;
+pub(crate) use load::{MAX_SOURCE_BYTES, MapCache};
 
 use crate::chain::{ChainFrame, OriginalFrame, TaskChain};
 use crate::scan::records::{EmbeddedMap, ScriptRecord};

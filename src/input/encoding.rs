@@ -199,6 +199,25 @@ impl<S: BlockSource> BlockSource for Decoded<S> {
             }
         }
     }
+
+    /// UTF-8 input passes the inner source's blocks on as they are (with their room);
+    /// until the encoding is known, and for UTF-16, blocks are appended as above.
+    fn next_block(&mut self) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+        if matches!(self.decoder, Some(None)) {
+            return self.inner.next_block();
+        }
+        let mut v = Vec::new();
+        let more = self.append_to(&mut v)?;
+        Ok((more || !v.is_empty()).then_some((v, 0)))
+    }
+
+    fn recycle(&mut self, buffer: Vec<u8>) {
+        self.inner.recycle(buffer);
+    }
+
+    fn will_hold(&mut self, blocks: usize) {
+        self.inner.will_hold(blocks);
+    }
 }
 
 #[cfg(test)]

@@ -23,6 +23,28 @@ use crate::error::{Error, Result};
 pub trait BlockSource {
     /// Appends the next block to `buf`; `Ok(false)` at the end of the stream.
     fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool>;
+
+    /// The next block in a buffer of its own, as `(buffer, room)`: the block's bytes are
+    /// `buffer[room..]`, and the `room` bytes before them are free for the caller to
+    /// fill (with the partial event carried over from the block before, which then needs
+    /// no copy of the block). `Ok(None)` at the end of the stream. The default gives no
+    /// room.
+    fn next_block(&mut self) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+        let mut v = Vec::new();
+        // A source may append its last bytes with `Ok(false)`: they are a block too.
+        let more = self.append_to(&mut v)?;
+        Ok((more || !v.is_empty()).then_some((v, 0)))
+    }
+
+    /// Hands back a buffer of [`BlockSource::next_block`] for reuse (the default drops it).
+    /// Every buffer taken must be handed back (or replaced by one at least as large): a
+    /// source with a fixed set of buffers waits for one before it decodes more.
+    fn recycle(&mut self, _buffer: Vec<u8>) {}
+
+    /// Says that the caller may hold up to `blocks` buffers of [`BlockSource::next_block`]
+    /// at once before it hands one back: a source with a fixed set of buffers makes sure
+    /// it has more than that, so that it never waits for a buffer the caller waits on.
+    fn will_hold(&mut self, _blocks: usize) {}
 }
 
 impl<I: Iterator<Item = std::io::Result<Vec<u8>>>> BlockSource for I {
@@ -173,10 +195,42 @@ pub(crate) fn open(
     }
 }
 
-/// True when standard descriptor `fd` (0, 1 or 2) was closed when taskchain started. Rust's
-/// runtime then opens `/dev/null` read-write in its place (a shell's `> /dev/null` opens it
-/// write-only, `< /dev/null` read-only), so that is what is looked for.
+/// Bit `fd` set: standard descriptor `fd` was closed when the process started, as
+/// [`record_std_fds_at_start`] found before Rust's runtime began.
+static CLOSED_AT_START: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+/// [`record_std_fds_at_start`] ran.
+static RECORDED_AT_START: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Records which of descriptors 0–2 are closed. For the program to call before `main`
+/// (from an `.init_array` constructor), that is before Rust's runtime opens `/dev/null`
+/// read-write in place of each closed one: after that, a closed descriptor cannot be told
+/// from a `/dev/null` opened read-write on purpose (`1<>/dev/null`, Python's
+/// `subprocess.DEVNULL`). Uses nothing of the runtime: one `fcntl` per descriptor.
+pub fn record_std_fds_at_start() {
+    #[cfg(unix)]
+    {
+        let mut closed = 0u8;
+        for fd in 0..3 {
+            // SAFETY: F_GETFD only reads the descriptor's flags; -1 (EBADF): not open.
+            if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+                closed |= 1 << fd;
+            }
+        }
+        CLOSED_AT_START.store(closed, std::sync::atomic::Ordering::Relaxed);
+        RECORDED_AT_START.store(true, std::sync::atomic::Ordering::Release);
+    }
+}
+
+/// True when standard descriptor `fd` (0, 1 or 2) was closed when taskchain started
+/// (`>&-`, `<&-`): as [`record_std_fds_at_start`] recorded it. Where it did not run (a
+/// library user's program), Rust's runtime has put `/dev/null`, opened read-write, in
+/// its place, so that is taken for a closed one (a shell's `> /dev/null` opens it
+/// write-only, `< /dev/null` read-only).
 pub(crate) fn std_fd_was_closed(fd: i32) -> bool {
+    if RECORDED_AT_START.load(std::sync::atomic::Ordering::Acquire) {
+        return (0..3).contains(&fd)
+            && CLOSED_AT_START.load(std::sync::atomic::Ordering::Relaxed) & (1 << fd) != 0;
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -340,15 +394,30 @@ impl crate::input::BlockSource for ReadBlocks {
 pub(crate) struct GzBlocks {
     full: std::sync::mpsc::Receiver<std::io::Result<Vec<u8>>>,
     empty: std::sync::mpsc::SyncSender<Vec<u8>>,
+    /// Buffers made for the decoder (at most [`GZ_MAX_BLOCKS`]).
+    buffers: usize,
+    /// Buffers of [`BlockSource::next_block`] not handed back yet.
+    lent: usize,
     compressed_len: u64,
     trace_id: String,
 }
 
 /// Size of one decompressed block. Tuned on the 1 GB benchmark .gz files: 1–8 MB gave
-/// the same time within noise; the scanner copies each block once.
+/// the same time within noise.
 const GZ_BLOCK: usize = 4 << 20;
-/// Blocks in flight.
-const GZ_BLOCKS: usize = 3;
+/// Free bytes before each decompressed block ([`BlockSource::next_block`]): the scanner
+/// copies the partial event at the end of one block there, before the next one, instead
+/// of copying the block after the partial event. Events are mostly far smaller.
+const CARRY_ROOM: usize = 1 << 20;
+/// Blocks in flight: the one being decompressed, one waiting, and those the scanner
+/// holds (one walked on each of two threads, the last one walked until the next is
+/// known to start where it ended, and the next one being joined to its carried-over
+/// partial event).
+const GZ_BLOCKS: usize = 6;
+/// Most buffers a decoder gets ([`BlockSource::will_hold`]).
+const GZ_MAX_BLOCKS: usize = 64;
+/// A decoder buffer's capacity.
+const GZ_BUFFER: usize = CARRY_ROOM + GZ_BLOCK;
 
 impl GzBlocks {
     /// Size of the compressed input, bytes.
@@ -368,16 +437,16 @@ impl GzBlocks {
         let compressed_len = compressed.len() as u64;
         let trace_id = identity::trace_id(&compressed);
         let (full_tx, full) = std::sync::mpsc::sync_channel(GZ_BLOCKS);
-        let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(GZ_BLOCKS + 1);
+        let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(GZ_MAX_BLOCKS);
         for _ in 0..GZ_BLOCKS {
-            let _ = empty.send(Vec::with_capacity(GZ_BLOCK));
+            let _ = empty.send(Vec::with_capacity(GZ_BUFFER));
         }
         std::thread::spawn(move || {
             let mut dec = gzip::GzipReader::new(&compressed);
             let mut reported = 0u64;
             while let Ok(mut block) = empty_rx.recv() {
-                block.resize(GZ_BLOCK, 0);
-                let mut n = 0;
+                block.resize(GZ_BUFFER, 0);
+                let mut n = CARRY_ROOM;
                 let result = loop {
                     match dec.read(&mut block[n..]) {
                         Ok(0) => break Ok(()),
@@ -397,8 +466,8 @@ impl GzBlocks {
                     p.fetch_add(consumed - reported, std::sync::atomic::Ordering::Relaxed);
                     reported = consumed;
                 }
-                let last = n == 0 || result.is_err();
-                if n > 0 && full_tx.send(Ok(block)).is_err() {
+                let last = n == CARRY_ROOM || result.is_err();
+                if n > CARRY_ROOM && full_tx.send(Ok(block)).is_err() {
                     return;
                 }
                 if let Err(e) = result {
@@ -412,6 +481,8 @@ impl GzBlocks {
         GzBlocks {
             full,
             empty,
+            buffers: GZ_BLOCKS,
+            lent: 0,
             compressed_len,
             trace_id,
         }
@@ -422,13 +493,50 @@ impl crate::input::BlockSource for GzBlocks {
     fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
         match self.full.recv() {
             Ok(Ok(block)) => {
-                buf.extend_from_slice(&block);
+                buf.extend_from_slice(&block[CARRY_ROOM..]);
                 let _ = self.empty.send(block);
                 Ok(true)
             }
             Ok(Err(e)) => Err(e),
             Err(_) => Ok(false), // the decoder is done
         }
+    }
+
+    fn next_block(&mut self) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+        match self.full.recv() {
+            Ok(Ok(block)) => {
+                self.lent += 1;
+                Ok(Some((block, CARRY_ROOM)))
+            }
+            Ok(Err(e)) => Err(e),
+            Err(_) => Ok(None),
+        }
+    }
+
+    fn will_hold(&mut self, blocks: usize) {
+        // One being decoded and one waiting, besides those held.
+        while self.buffers < (blocks + 2).min(GZ_MAX_BLOCKS) {
+            self.buffers += 1;
+            let _ = self.empty.send(Vec::with_capacity(GZ_BUFFER));
+        }
+    }
+
+    fn recycle(&mut self, buffer: Vec<u8>) {
+        // A buffer smaller than the decoder's is not one of its own (the scanner's copy
+        // of a partial event): dropped. One of them grown for a huge event is freed and
+        // a new one of the decoder's size goes back in its place, so the decoder never
+        // runs short of buffers.
+        if self.lent == 0 || buffer.capacity() < GZ_BUFFER {
+            return;
+        }
+        self.lent -= 1;
+        let buffer = if buffer.capacity() <= 2 * GZ_BUFFER {
+            buffer
+        } else {
+            drop(buffer);
+            Vec::with_capacity(GZ_BUFFER)
+        };
+        let _ = self.empty.try_send(buffer);
     }
 }
 

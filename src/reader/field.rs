@@ -735,8 +735,6 @@ fn legacy_profile(v: &BorrowedValue<'_>, spans: bool) -> Result<Parsed, String> 
 /// leave the tasks to be found as busy spans. Field formats other than the legacy one
 /// are read member by member ([`Members`]); the legacy `head` tree, whole.
 fn parse(bytes: &[u8], format: FieldFormat, tasks: Option<&TaskEntries>) -> Result<Parsed, String> {
-    // A UTF-8 byte-order mark, as for traces (Windows editors write one).
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     // Busy spans are found only when no entries say where the tasks are.
     let spans_for = |own: &TaskEntries| {
         let e = if own.given { own } else { tasks.unwrap_or(own) };
@@ -746,6 +744,8 @@ fn parse(bytes: &[u8], format: FieldFormat, tasks: Option<&TaskEntries>) -> Resu
     if format == FieldFormat::LegacyProfile {
         return legacy(bytes, spans_for(&none));
     }
+    // Skips a UTF-8 byte-order mark, as for traces (Windows editors write one); error
+    // offsets count from the file's first byte, the mark's.
     let doc = Members::document(bytes)?;
     let mut p = ArgsParser::default();
     let mut parsed = match format {
@@ -768,12 +768,19 @@ fn parse(bytes: &[u8], format: FieldFormat, tasks: Option<&TaskEntries>) -> Resu
     Ok(parsed)
 }
 
-/// The legacy profile, parsed whole (its `head` tree nests two levels per frame).
+/// The legacy profile, parsed whole (its `head` tree nests two levels per frame), after a
+/// UTF-8 byte-order mark if any (error offsets count from the file's first byte).
 fn legacy(bytes: &[u8], spans: bool) -> Result<Parsed, String> {
+    let bom = if bytes.starts_with(super::lexed::BOM) {
+        3
+    } else {
+        0
+    };
+    let bytes = &bytes[bom..];
     let mut p = ArgsParser::default();
     let parsed = p
         .with(bytes, |v| legacy_profile(v, spans))
-        .unwrap_or_else(|| Err(super::lexed::parse_failure(bytes, 0)));
+        .unwrap_or_else(|| Err(super::lexed::parse_failure(bytes, bom)));
     parsed.map(|mut parsed| {
         parsed
             .diagnostics

@@ -15,7 +15,7 @@ use crate::json::{LexError, Token, array, object, skip_value, skip_ws, unescape}
 use crate::scan::args::ArgsParser;
 
 /// A UTF-8 byte order mark, skipped before the top-level value.
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The message of a lexer error met while reading `what`.
 pub(crate) fn lex_error(e: LexError, len: usize, what: &str) -> String {

@@ -12,7 +12,7 @@ pub mod json;
 pub mod markdown;
 pub mod parquet;
 pub mod summary;
-pub mod text;
+pub(crate) mod text;
 
 use std::sync::Arc;
 

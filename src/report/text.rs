@@ -2,12 +2,12 @@
 //! comparison table): counted nouns, table cells, chains shortened to fit a cell.
 
 /// `n` and the noun for it: `1 file`, `2 files`.
-pub fn plural(n: usize, one: &str, many: &str) -> String {
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Text safe in a table cell and a code span.
-pub fn cell(s: &str) -> String {
+pub(crate) fn cell(s: &str) -> String {
     s.replace('|', "\\|")
         .replace(['\n', '\r'], " ")
         .replace('`', "'")
@@ -19,7 +19,7 @@ pub fn cell(s: &str) -> String {
 /// many frames are left out between them (`onClick > …3… > scoreRows`), so chains that
 /// differ at either end or in depth stay distinct. A name or URL is never cut: when the
 /// first frame and the leaf alone are longer than `max`, they are kept whole.
-pub fn shorten(s: &str, max: usize) -> String {
+pub(crate) fn shorten(s: &str, max: usize) -> String {
     let chars = |t: &str| t.chars().count();
     let frames: Vec<&str> = s.split(" > ").collect();
     let n = frames.len();

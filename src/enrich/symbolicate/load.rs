@@ -18,14 +18,14 @@ use super::names::FunctionIndex;
 
 /// Maps larger than this (64 MiB; a large app's map is a few MB) are refused with a
 /// warning: a map is decoded whole, so its size bounds the memory it takes.
-pub const MAX_MAP_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_MAP_BYTES: u64 = 64 << 20;
 
 /// Scripts and original sources read from disk larger than this (64 MiB) are not read.
-pub const MAX_SOURCE_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_SOURCE_BYTES: u64 = 64 << 20;
 
 /// A decoded map with what naming needs.
 #[derive(Debug)]
-pub struct LoadedMap {
+pub(crate) struct LoadedMap {
     /// The map (index maps flattened into one).
     pub map: SourceMap,
     /// Per source index: listed in `ignoreList` / `x_google_ignoreList`.
@@ -40,7 +40,10 @@ pub struct LoadedMap {
 impl LoadedMap {
     /// Decodes `bytes` (a source map or an index map with `sections`). `place`: the map
     /// file and the folder its sources must stay inside.
-    pub fn decode(bytes: &[u8], place: Option<(PathBuf, PathBuf)>) -> Result<LoadedMap, String> {
+    pub(crate) fn decode(
+        bytes: &[u8],
+        place: Option<(PathBuf, PathBuf)>,
+    ) -> Result<LoadedMap, String> {
         let raw = serde_json::from_slice::<Raw>(bytes)
             .map_err(|e| format!("is not a source map (not JSON: {e})"))?;
         if raw.mappings.is_none() && raw.sections.is_empty() {
@@ -75,7 +78,7 @@ impl LoadedMap {
     /// The functions of source `src`, parsed once: from `sourcesContent`, else from the
     /// local file the source names (relative to the map, inside its folder). `None` when
     /// neither is there.
-    pub fn functions(&self, src: u32) -> Option<&FunctionIndex> {
+    pub(crate) fn functions(&self, src: u32) -> Option<&FunctionIndex> {
         let cell = self.functions.get(src as usize)?;
         cell.get_or_init(|| {
             let name = self.map.get_source(src)?;
@@ -176,7 +179,7 @@ pub(super) type Loaded = Result<Arc<LoadedMap>, String>;
 
 /// Maps decoded this run, shared by every trace of a batch.
 #[derive(Default)]
-pub struct MapCache {
+pub(crate) struct MapCache {
     maps: Mutex<HashMap<MapKey, Arc<OnceLock<Loaded>>>>,
     decoded: AtomicU64,
     hasher: foldhash::quality::RandomState,
@@ -190,7 +193,7 @@ impl std::fmt::Debug for MapCache {
 
 impl MapCache {
     /// How many maps were decoded (or failed to decode) so far: each distinct map once.
-    pub fn decoded(&self) -> u64 {
+    pub(crate) fn decoded(&self) -> u64 {
         self.decoded.load(Ordering::Relaxed)
     }
 
@@ -208,7 +211,7 @@ impl MapCache {
     }
 
     /// The map file at `path` (already checked to be inside `root`).
-    pub fn file(&self, path: &Path, root: &Path) -> Loaded {
+    pub(crate) fn file(&self, path: &Path, root: &Path) -> Loaded {
         let meta = std::fs::metadata(path).map_err(|e| format!("cannot be read ({e})"))?;
         if meta.len() > MAX_MAP_BYTES {
             return Err(format!(
@@ -225,7 +228,7 @@ impl MapCache {
     }
 
     /// A map given as text (embedded in the trace, or a decoded `data:` URL).
-    pub fn inline(&self, text: &[u8]) -> Loaded {
+    pub(crate) fn inline(&self, text: &[u8]) -> Loaded {
         if text.len() as u64 > MAX_MAP_BYTES {
             return Err(format!(
                 "is {} bytes, over the limit of {} MiB",
@@ -242,7 +245,7 @@ impl MapCache {
 
     /// A `data:` URL (`data:application/json[;charset=utf-8];base64,…`, or percent-encoded
     /// JSON after the comma).
-    pub fn data_url(&self, url: &str) -> Loaded {
+    pub(crate) fn data_url(&self, url: &str) -> Loaded {
         let (head, body) = url
             .strip_prefix("data:")
             .and_then(|r| r.split_once(','))

@@ -25,7 +25,7 @@ struct FunctionSpan {
 
 /// The functions of one original source, for naming positions in it.
 #[derive(Debug, Default)]
-pub struct FunctionIndex {
+pub(crate) struct FunctionIndex {
     functions: Vec<FunctionSpan>,
     /// Byte offset of each line's start.
     line_starts: Vec<u32>,
@@ -37,7 +37,7 @@ impl FunctionIndex {
     /// Parses `text` (named `name`, whose extension picks JS, JSX, TS or TSX; anything else
     /// is read as a JS module, then as a script if that fails). A source the parser gives
     /// up on has no functions (its frames get no original name).
-    pub fn parse(name: &str, text: &str) -> FunctionIndex {
+    pub(crate) fn parse(name: &str, text: &str) -> FunctionIndex {
         let path_type = SourceType::from_path(strip_query(name)).ok();
         let mut functions = collect(text, path_type.unwrap_or_else(SourceType::mjs));
         if functions.is_none() && path_type.is_none() {
@@ -58,7 +58,7 @@ impl FunctionIndex {
 
     /// The byte offset of 0-based `line` and 0-based UTF-16 `column` (source-map units);
     /// `None` past the text.
-    pub fn offset(&self, line: u32, column: u32) -> Option<u32> {
+    pub(crate) fn offset(&self, line: u32, column: u32) -> Option<u32> {
         let start = *self.line_starts.get(line as usize)? as usize;
         let mut units = 0u32;
         for (i, ch) in self.text[start..].char_indices() {
@@ -73,7 +73,7 @@ impl FunctionIndex {
     /// The name of the function at 0-based `line` and UTF-16 `column`: the innermost one
     /// whose head holds the position, else the innermost one whose head or body does.
     /// `None` outside every function (top-level code).
-    pub fn name_at(&self, line: u32, column: u32) -> Option<&str> {
+    pub(crate) fn name_at(&self, line: u32, column: u32) -> Option<&str> {
         let at = self.offset(line, column)?;
         let innermost = |f: &dyn Fn(&FunctionSpan) -> bool| {
             self.functions
