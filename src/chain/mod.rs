@@ -519,16 +519,13 @@ fn folded_stacks(w: &window::Weighted<'_>) -> Vec<(String, u32, TimeDelta)> {
 fn leaf_urls(w: &window::Weighted<'_>) -> Vec<(String, u32)> {
     // (leaf frame, samples) run by run of equal stacks: samples mostly repeat their
     // neighbour's stack, so this is a few entries where one per sample was sorted.
-    let mut frames: Vec<(u32, u32)> = Vec::new();
-    let mut k = 0;
-    while k < w.len() {
-        let (stack, first) = (w.stack(k), k);
-        while k < w.len() && w.stack(k) == stack {
-            k += 1;
-        }
-        let frame = w.profile.stacks.frame(stack).index() as u32;
-        frames.push((frame, (k - first) as u32));
-    }
+    let mut frames: Vec<(u32, u32)> = w
+        .stack_runs()
+        .map(|(stack, run)| {
+            let frame = w.profile.stacks.frame(stack).index() as u32;
+            (frame, run.len() as u32)
+        })
+        .collect();
     frames.sort_unstable_by_key(|&(frame, _)| frame);
     let mut by_url: crate::vocab::FastMap<&str, u32> = Default::default();
     for run in frames.chunk_by(|a, b| a.0 == b.0) {

@@ -56,15 +56,7 @@ impl Collapsed {
         // The window's distinct stacks, one per run of equal ones (samples mostly repeat
         // their neighbour's stack), in stack order: a window holds a few of the profile's
         // stacks, and a pass over all of them for each task cost more than the collapse.
-        let mut window_stacks: Vec<StackIndex> = Vec::new();
-        let mut k = 0;
-        while k < w.len() {
-            let s = w.stack(k);
-            window_stacks.push(s);
-            while k < w.len() && w.stack(k) == s {
-                k += 1;
-            }
-        }
+        let mut window_stacks: Vec<StackIndex> = w.stack_runs().map(|(s, _)| s).collect();
         window_stacks.sort_unstable();
         window_stacks.dedup();
         let mut nodes: Vec<Node> = Vec::new();

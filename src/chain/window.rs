@@ -119,6 +119,25 @@ impl<'p> Weighted<'p> {
         self.table.stack[self.first + k]
     }
 
+    /// The candidates as runs of equal stacks, in time order: each run's stack and its
+    /// candidates `start..end` (samples mostly repeat their neighbour's stack, so a window
+    /// holds few runs).
+    pub(super) fn stack_runs(
+        &self,
+    ) -> impl Iterator<Item = (StackIndex, std::ops::Range<usize>)> + '_ {
+        let mut k = 0;
+        std::iter::from_fn(move || {
+            if k >= self.len() {
+                return None;
+            }
+            let (stack, first) = (self.stack(k), k);
+            while k < self.len() && self.stack(k) == stack {
+                k += 1;
+            }
+            Some((stack, first..k))
+        })
+    }
+
     /// Weight of candidate `k`: the step to the next candidate; for the last one, to the
     /// next known sample, clipped to the window end.
     pub(super) fn weight(&self, k: usize) -> TimeDelta {

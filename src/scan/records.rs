@@ -601,9 +601,9 @@ mod tests {
     use super::*;
     use crate::vocab::{Pid, Tid};
 
-    #[test]
-    fn task_marks_keep_file_order_across_joins() {
-        let mark = |i: u64| TaskMark {
+    /// An `E` mark of thread 1:1 at `i` µs, `i` in file order.
+    fn end_mark(i: u64) -> TaskMark {
+        TaskMark {
             thread: ThreadKey {
                 pid: Pid(1),
                 tid: Tid(1),
@@ -611,7 +611,12 @@ mod tests {
             ts: Timestamp::from_micros(i as i64),
             kind: MarkKind::End,
             order: i,
-        };
+        }
+    }
+
+    #[test]
+    fn task_marks_keep_file_order_across_joins() {
+        let mark = end_mark;
         let mut whole = TaskMarks::default();
         (0..1000).for_each(|i| whole.push(mark(i)));
         // Three ranges joined (one of them empty), then one more mark.
@@ -632,15 +637,7 @@ mod tests {
 
     #[test]
     fn full_task_mark_lists_are_followed_not_grown() {
-        let mark = |i: u64| TaskMark {
-            thread: ThreadKey {
-                pid: Pid(1),
-                tid: Tid(1),
-            },
-            ts: Timestamp::from_micros(i as i64),
-            kind: MarkKind::End,
-            order: i,
-        };
+        let mark = end_mark;
         let n = 2 * TaskMarks::LIST_LEN as u64 + 3;
         let mut marks = TaskMarks::default();
         (0..n).for_each(|i| marks.push(mark(i)));
