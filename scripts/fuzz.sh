@@ -25,7 +25,7 @@ esac
 mkdir -p "fuzz/corpus/$target" fuzz/logs
 target_dir=${FUZZ_TARGET_DIR:-$PWD/fuzz/target}
 cd fuzz
-nice -n 19 cargo +nightly fuzz build --target-dir "$target_dir" "$target"
+cargo +nightly fuzz build --target-dir "$target_dir" "$target"
 log=logs/$target.log
 echo "fuzzing $target for $secs s at $(git rev-parse --short HEAD) (log: fuzz/$log)"
 # -jobs=1: one process, its output in fuzz-0.log (moved to $log); a hang of 30 s or

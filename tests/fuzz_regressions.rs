@@ -9,7 +9,10 @@
 //! `chunk-args-cut-by-a-block`: `ProfileChunk` args with braces inside a number array,
 //! cut by a block boundary; the stream skipped the cut args by their braces (ending them
 //! early) where the whole file read them to their real end. Cut chunk args now wait for
-//! the rest of the bytes.
+//! the rest of the bytes. `url-cut-inside-a-character` (a `.cpuprofile`, from the
+//! `field_readers` target): a frame URL with bytes of a character across byte 11, where
+//! `filesystem:` would end, panicked in the party lookup (a `str` sliced inside a
+//! character) and the file was lost as an internal error.
 
 use taskchain::internals::analyze_stream;
 use taskchain::{Settings, analyze_bytes};
@@ -47,8 +50,34 @@ regressions! {
     chunk_args_cut_by_a_block => "chunk-args-cut-by-a-block",
     leading_comma_in_event_array => "leading-comma-in-event-array",
     number_before_first_event => "number-before-first-event",
+    url_cut_inside_a_character => "url-cut-inside-a-character",
     whole_vs_stream_115b8ca4 => "whole-vs-stream-115b8ca4",
     whole_vs_stream_8b622367 => "whole-vs-stream-8b622367",
+}
+
+/// `url-cut-inside-a-character` in a valid file: `samples/field-cpuprofile` with its URL
+/// made `/ü例/w.js` (`例` is bytes 4–6, across byte 5 where `blob:` would end) gives that
+/// sample's one row (`expected/tasks.csv`: 60 ms from 501 ms, confidence 1, the `work`
+/// frame at 5:3) with the URL kept.
+#[test]
+fn url_cut_inside_a_character_keeps_its_row() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("samples/field-cpuprofile/trace.cpuprofile");
+    let text = std::fs::read_to_string(path)
+        .unwrap()
+        .replace("file:///w.js", "/ü例/w.js");
+    let rep = analyze_bytes("f", text.as_bytes(), &Settings::default()).unwrap();
+    assert_eq!(rep.rows.len(), 1);
+    let row = &rep.rows[0];
+    assert_eq!(
+        row.task_dur,
+        taskchain::time::TimeDelta::from_micros(60_000)
+    );
+    assert_eq!(row.confidence, 1.0);
+    assert_eq!(
+        taskchain::report::chain_text(&row.chain),
+        "work (/ü例/w.js:5:3)"
+    );
 }
 
 /// The file that took 10 s in 1-byte blocks: bounded at 5 s (milliseconds in a release

@@ -330,7 +330,9 @@ fn is_under(host: &str, domain: &str) -> bool {
 pub fn host_of(url: &str) -> Option<String> {
     let mut u = url.trim();
     for inner in ["blob:", "filesystem:"] {
-        if u.len() > inner.len() && u[..inner.len()].eq_ignore_ascii_case(inner) {
+        // Compared as bytes: the URL's byte at `inner.len()` may be inside a character.
+        let head = u.as_bytes().get(..inner.len());
+        if u.len() > inner.len() && head.is_some_and(|h| h.eq_ignore_ascii_case(inner.as_bytes())) {
             u = &u[inner.len()..];
         }
     }
@@ -474,6 +476,10 @@ mod tests {
             ("app.js", None),
             ("", None),
             ("://x", None),
+            // Non-ASCII where `blob:` or `filesystem:` would end (bytes 5 and 11).
+            ("/ü例/app.js", None),
+            ("node:i\u{FFFD}\u{FFFD}nal/timers", None),
+            ("blob:https://例え.jp/x", Some("例え.jp")),
         ];
         for (url, want) in cases {
             assert_eq!(host_of(url).as_deref(), want, "{url}");

@@ -875,16 +875,9 @@ mod tests {
         text.extend_from_slice(&many_events(false));
         for threads in [1, 2, 3] {
             for (block, room) in [(1 << 20, 1 << 16), (256 << 10, 64 << 10)] {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .unwrap();
+                let pool = pool(threads);
                 let mut src = LentBlocks {
-                    blocks: text
-                        .chunks(block)
-                        .map(<[u8]>::to_vec)
-                        .collect::<Vec<_>>()
-                        .into_iter(),
+                    blocks: room_blocks(&text, block, 0).blocks,
                     room,
                     size: room + block,
                     lent: 0,
@@ -932,10 +925,7 @@ mod tests {
         let Envelope::Events { start, .. } = envelope::detect(text).unwrap() else {
             unreachable!()
         };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
+        let pool = pool(1);
         let whole = pool.install(|| super::super::scan(text, start, false).unwrap());
         assert_eq!(t.events, whole.events);
         assert_eq!(t.task_marks, whole.task_marks);
@@ -946,6 +936,13 @@ mod tests {
         assert_eq!(t.end, whole.end);
         assert_eq!(t.closed_at, whole.closed_at);
         assert_eq!(t.diagnostics, whole.diagnostics);
+    }
+
+    fn pool(threads: usize) -> rayon::ThreadPool {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
     }
 
     fn room_blocks(text: &[u8], size: usize, room: usize) -> RoomBlocks {
@@ -973,10 +970,7 @@ mod tests {
             text.extend_from_slice(second.as_bytes());
             text.extend_from_slice(tail.as_bytes());
             for (size, room) in [(1 << 20, 1 << 20), (4 << 20, 0), (333_333, 1 << 16)] {
-                let pool = rayon::ThreadPoolBuilder::new()
-                    .num_threads(2)
-                    .build()
-                    .unwrap();
+                let pool = pool(2);
                 let (t, err) =
                     pool.install(|| scan_blocks(&mut room_blocks(&text, size, room)).unwrap());
                 assert!(err.is_none());
@@ -1019,10 +1013,7 @@ mod tests {
             panic!("not read as gzip");
         };
         let mut source = crate::input::encoding::Decoded::new(gz);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let pool = pool(2);
         let ((t, err), peak) = pool.install(|| {
             PEAK_HELD.with(|p| p.set(0));
             let r = scan_blocks(&mut source).unwrap();
@@ -1049,18 +1040,8 @@ mod tests {
                 (3 << 20, 10),
             ] {
                 for threads in [1, 2, 3] {
-                    let pool = rayon::ThreadPoolBuilder::new()
-                        .num_threads(threads)
-                        .build()
-                        .unwrap();
-                    let mut src = RoomBlocks {
-                        blocks: text
-                            .chunks(size)
-                            .map(<[u8]>::to_vec)
-                            .collect::<Vec<_>>()
-                            .into_iter(),
-                        room,
-                    };
+                    let pool = pool(threads);
+                    let mut src = room_blocks(&text, size, room);
                     let (t, err) = pool.install(|| scan_blocks(&mut src).unwrap());
                     assert!(err.is_none());
                     assert!(t.events > 50_000, "{}", t.events);
@@ -1082,18 +1063,8 @@ mod tests {
         }
         text.truncate(text.len() - 5000);
         for size in [1 << 20, 4 << 20] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(2)
-                .build()
-                .unwrap();
-            let mut src = RoomBlocks {
-                blocks: text
-                    .chunks(size)
-                    .map(<[u8]>::to_vec)
-                    .collect::<Vec<_>>()
-                    .into_iter(),
-                room: 1 << 20,
-            };
+            let pool = pool(2);
+            let mut src = room_blocks(&text, size, 1 << 20);
             let (t, _) = pool.install(|| scan_blocks(&mut src).unwrap());
             assert_eq!(t.damage.len(), 5);
             assert!(t.truncated());
@@ -1108,18 +1079,8 @@ mod tests {
         let mut text = b"{\"traceEvents\":[\n{\"ph\":\"X\",\"name\":\"RunTask\",\"pid\":1,\"tid\":1,\"ts\":10,\"dur\":60000},\n{\"ph\":\"O\",\"name\":\"Screenshot\",\"args\":{\"snapshot\":\"".to_vec();
         text.extend(std::iter::repeat_n(b'A', 100 << 20));
         text.extend_from_slice(b"\\n\\u00e9\"},\"ts\":20},\n{\"ph\":\"X\",\"name\":\"RunTask\",\"pid\":1,\"tid\":1,\"ts\":90000,\"dur\":70000}]}");
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
-        let mut src = RoomBlocks {
-            blocks: text
-                .chunks(1 << 20)
-                .map(<[u8]>::to_vec)
-                .collect::<Vec<_>>()
-                .into_iter(),
-            room: 1 << 20,
-        };
+        let pool = pool(2);
+        let mut src = room_blocks(&text, 1 << 20, 1 << 20);
         let ((t, err), peak) = pool.install(|| {
             PEAK_HELD.with(|p| p.set(0));
             let r = scan_blocks(&mut src).unwrap();
