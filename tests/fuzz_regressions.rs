@@ -90,6 +90,32 @@ fn slow_envelope_1_byte_blocks() {
     assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
 }
 
+/// `trailing-bytes-unwarned-in-stream` (a bare `[...]` trace, damaged inside, then 19,991
+/// bytes that are no trace): read in blocks of 1–3 bytes, the stream's block ended right
+/// after the `]`, that was taken for the end of the input and the bytes after it went
+/// unwarned. Every block size now says what the whole file says: the 37,091-byte trace's
+/// array closes at byte 17,099, so bytes 17,100.. (37,091 − 17,100 = 19,991) are ignored.
+#[test]
+fn trailing_bytes_unwarned_in_stream() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz-regressions/trailing-bytes-unwarned-in-stream");
+    let data = std::fs::read(path).unwrap();
+    let trace = &data[1..];
+    assert_eq!(trace.len(), 37_091);
+    let note =
+        "19991 bytes after the end of the trace, from byte 17100, ignored (not trace events)";
+    let s = Settings::default();
+    let whole = analyze_bytes("f", trace, &s).unwrap();
+    assert_eq!(whole.diagnostics.notes(), [note]);
+    for block in [1, 2, 3, 7, 4096] {
+        let blocks: Vec<std::io::Result<Vec<u8>>> =
+            trace.chunks(block).map(|c| Ok(c.to_vec())).collect();
+        let streamed = analyze_stream("f", blocks.into_iter(), &s).unwrap();
+        assert_eq!(streamed.diagnostics.notes(), [note], "blocks of {block}");
+        assert_eq!(streamed.rows, whole.rows, "blocks of {block}");
+    }
+}
+
 #[test]
 fn every_regression_file_has_its_test() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");
@@ -100,6 +126,7 @@ fn every_regression_file_has_its_test() {
     on_disk.sort();
     let mut tested: Vec<String> = FILES.iter().map(|s| s.to_string()).collect();
     tested.push("slow-envelope-1-byte-blocks".into());
+    tested.push("trailing-bytes-unwarned-in-stream".into());
     tested.sort();
     assert_eq!(on_disk, tested);
 }

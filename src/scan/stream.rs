@@ -124,7 +124,9 @@ pub(crate) fn scan_blocks(
         loop {
             let base = pieces.mat_base + pieces.mat_from as u64;
             match envelope::after_events(&pieces.mat[pieces.mat_from..], 0, in_object) {
-                envelope::After::NeedMore { .. } if pieces.more => {
+                // Only whitespace so far is no end while the stream reads on: the bytes
+                // that follow decide (a block may end right after the `]`).
+                envelope::After::NeedMore { .. } | envelope::After::Nothing if pieces.more => {
                     let target = ((pieces.mat.len() - pieces.mat_from) * 2).max(1);
                     while pieces.mat.len() - pieces.mat_from < target && pieces.gather() {}
                 }
