@@ -797,6 +797,12 @@ mod tests {
         ));
     }
 
+    /// Appends the next of `blocks` to `buf`; false when there is none (the test sources'
+    /// [`BlockSource::append_to`]).
+    fn append_next(blocks: &mut std::vec::IntoIter<Vec<u8>>, buf: &mut Vec<u8>) -> bool {
+        blocks.next().map(|b| buf.extend_from_slice(&b)).is_some()
+    }
+
     /// Blocks with free room before them, as the gzip decoder gives them.
     struct RoomBlocks {
         blocks: std::vec::IntoIter<Vec<u8>>,
@@ -805,11 +811,7 @@ mod tests {
 
     impl BlockSource for RoomBlocks {
         fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
-            Ok(self
-                .blocks
-                .next()
-                .map(|b| buf.extend_from_slice(&b))
-                .is_some())
+            Ok(append_next(&mut self.blocks, buf))
         }
         fn next_block(&mut self) -> std::io::Result<Option<(Vec<u8>, usize)>> {
             Ok(self.blocks.next().map(|b| {
@@ -835,11 +837,7 @@ mod tests {
 
     impl BlockSource for LentBlocks {
         fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
-            Ok(self
-                .blocks
-                .next()
-                .map(|b| buf.extend_from_slice(&b))
-                .is_some())
+            Ok(append_next(&mut self.blocks, buf))
         }
         fn next_block(&mut self) -> std::io::Result<Option<(Vec<u8>, usize)>> {
             let Some(b) = self.blocks.next() else {
