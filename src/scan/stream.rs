@@ -160,11 +160,14 @@ pub(crate) fn scan_blocks(
         tail.get(at as usize..)
     })
     .map_err(StreamError::Scan)?;
+    pieces.source.recycle(tail);
     t.embedded_maps = embedded_maps;
     t.closed_at = first_close;
     // Read the stream to its end even after the events: gzip's integrity checks (CRC and
     // length) come last, and a corrupt file must not pass as a good one.
     let len = pieces.read_to_end();
+    let mat = std::mem::take(&mut pieces.mat);
+    pieces.source.recycle(mat);
     for (k, &(at, before)) in second.iter().enumerate() {
         let after = second.get(k + 1).map_or(t.events, |s| s.1);
         t.diagnostics
