@@ -506,7 +506,9 @@ impl crate::input::BlockSource for GzBlocks {
         match self.full.recv() {
             Ok(Ok(block)) => {
                 buf.extend_from_slice(&block[CARRY_ROOM..]);
-                let _ = self.empty.send(block);
+                if let Err(std::sync::mpsc::SendError(b)) = self.empty.send(block) {
+                    spare::give(b); // the decoder is done
+                }
                 Ok(true)
             }
             Ok(Err(e)) => Err(e),
