@@ -184,6 +184,8 @@ impl<S: BlockSource> BlockSource for Decoded<S> {
                     let head = std::mem::take(&mut self.head);
                     match &mut d {
                         Some(d) => d.decode(&head, !more, buf),
+                        // The first block, most often: handed on, not copied.
+                        None if buf.is_empty() => *buf = head,
                         None => buf.extend_from_slice(&head),
                     }
                     self.decoder = Some(d);
