@@ -243,7 +243,7 @@ impl Origin {
 mod tests {
     use super::*;
     use crate::scan::chunk::DeltaSummary;
-    use crate::scan::records::{ChunkNodes, SampleArrays};
+    use crate::scan::records::ChunkNodes;
     use crate::vocab::{CallFrame, Pid, Tid};
 
     fn node(id: i64, parent: Option<i64>, name: &str) -> Node {
