@@ -134,7 +134,9 @@ impl<'a> GzipReader<'a> {
         Ok(())
     }
 
-    fn read_some(&mut self, out: &mut [u8]) -> Result<usize, GzipError> {
+    /// Decodes the next bytes into the free space of `out` ([`Out`]); 0 at the end of the
+    /// stream.
+    fn read_some<O: Out + ?Sized>(&mut self, out: &mut O) -> Result<usize, GzipError> {
         loop {
             match self.state {
                 State::Done => return Ok(0),
@@ -153,14 +155,12 @@ impl<'a> GzipReader<'a> {
                 State::Body => {
                     let (before_in, before_out) =
                         (self.inflate.total_in(), self.inflate.total_out());
-                    let status = self
-                        .inflate
-                        .decompress(self.input, out, flate2::FlushDecompress::None)
+                    let status = out
+                        .inflate(&mut self.inflate, self.input, &mut self.crc)
                         .map_err(GzipError::Deflate)?;
                     let consumed = (self.inflate.total_in() - before_in) as usize;
                     let produced = (self.inflate.total_out() - before_out) as usize;
                     self.input = &self.input[consumed..];
-                    self.crc.update(&out[..produced]);
                     if status == flate2::Status::StreamEnd {
                         self.state = State::Trailer;
                     } else if produced == 0 && consumed == 0 {
@@ -172,6 +172,58 @@ impl<'a> GzipReader<'a> {
                 }
             }
         }
+    }
+
+    /// Decodes the next bytes onto the end of `out`, into its spare capacity (which is
+    /// not zeroed first); `Ok(0)` at the end of the stream. Errors as [`Read::read`].
+    pub(crate) fn read_spare(&mut self, out: &mut Vec<u8>) -> std::io::Result<usize> {
+        if out.len() == out.capacity() {
+            return Ok(0);
+        }
+        self.read_some(out).map_err(|e| {
+            self.state = State::Done;
+            e.into()
+        })
+    }
+}
+
+/// Where [`GzipReader`] puts decoded bytes: a slice ([`Read`]), or the spare capacity of
+/// a vector, whose length grows by the bytes written.
+trait Out {
+    /// Inflates from `input` into the free space, adding the bytes written to `crc`.
+    fn inflate(
+        &mut self,
+        d: &mut flate2::Decompress,
+        input: &[u8],
+        crc: &mut flate2::Crc,
+    ) -> Result<flate2::Status, flate2::DecompressError>;
+}
+
+impl Out for [u8] {
+    fn inflate(
+        &mut self,
+        d: &mut flate2::Decompress,
+        input: &[u8],
+        crc: &mut flate2::Crc,
+    ) -> Result<flate2::Status, flate2::DecompressError> {
+        let before = d.total_out();
+        let status = d.decompress(input, self, flate2::FlushDecompress::None)?;
+        crc.update(&self[..(d.total_out() - before) as usize]);
+        Ok(status)
+    }
+}
+
+impl Out for Vec<u8> {
+    fn inflate(
+        &mut self,
+        d: &mut flate2::Decompress,
+        input: &[u8],
+        crc: &mut flate2::Crc,
+    ) -> Result<flate2::Status, flate2::DecompressError> {
+        let before = self.len();
+        let status = d.decompress_vec(input, self, flate2::FlushDecompress::None)?;
+        crc.update(&self[before..]);
+        Ok(status)
     }
 }
 
@@ -243,6 +295,43 @@ mod tests {
         let (out, e) = decode(&h);
         assert_eq!(out, b"abc");
         assert!(e.is_none(), "{e:?}");
+    }
+
+    #[test]
+    fn spare_capacity_is_filled_and_nothing_before_it_is_touched() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut two = gzip(&data[..100_000]);
+        two.extend(gzip(&data[100_000..]));
+        let mut r = GzipReader::new(&two);
+        let (mut out, mut calls) = (Vec::new(), 0);
+        loop {
+            let mut v = Vec::with_capacity(4 + 65_536);
+            v.extend_from_slice(b"room");
+            while r.read_spare(&mut v).unwrap() > 0 {
+                calls += 1;
+            }
+            assert_eq!(&v[..4], b"room");
+            if v.len() == 4 {
+                break;
+            }
+            out.extend_from_slice(&v[4..]);
+        }
+        assert_eq!(out, data);
+        assert!(calls >= 5, "{calls}");
+        // A full vector takes nothing; a corrupt stream errs once, then ends.
+        let mut full = Vec::with_capacity(1);
+        full.push(0);
+        assert_eq!(GzipReader::new(&two).read_spare(&mut full).unwrap(), 0);
+        let mut bad = two.clone();
+        bad[10] |= 0b110;
+        let mut r = GzipReader::new(&bad);
+        let mut v = Vec::with_capacity(1000);
+        let e = r.read_spare(&mut v).unwrap_err();
+        assert!(
+            matches!(GzipError::of(&e), Some(GzipError::Deflate(_))),
+            "{e:?}"
+        );
+        assert_eq!(r.read_spare(&mut v).unwrap(), 0);
     }
 
     #[test]

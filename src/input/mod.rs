@@ -445,28 +445,34 @@ impl GzBlocks {
             let mut dec = gzip::GzipReader::new(&compressed);
             let mut reported = 0u64;
             while let Ok(mut block) = empty_rx.recv() {
-                block.resize(GZ_BUFFER, 0);
-                let mut n = CARRY_ROOM;
+                // The room is zeroed once per buffer; the block after it is decoded into
+                // spare capacity, never zeroed (a small file's block is mostly unused).
+                block.truncate(CARRY_ROOM);
+                block.resize(CARRY_ROOM, 0);
+                // A buffer the scanner grew goes back to a block's size.
+                block.shrink_to(GZ_BUFFER);
+                block.reserve_exact(GZ_BUFFER - CARRY_ROOM);
+                let mut ended = false;
                 let result = loop {
-                    match dec.read(&mut block[n..]) {
-                        Ok(0) => break Ok(()),
-                        Ok(k) => {
-                            n += k;
-                            if n == block.len() {
-                                break Ok(());
-                            }
+                    match dec.read_spare(&mut block) {
+                        Ok(0) => {
+                            ended = block.len() < block.capacity();
+                            break Ok(());
                         }
+                        Ok(_) => {}
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                         Err(e) => break Err(e),
                     }
                 };
-                block.truncate(n);
+                let n = block.len();
                 if let Some(p) = &progress {
                     let consumed = compressed_len - dec.remaining() as u64;
                     p.fetch_add(consumed - reported, std::sync::atomic::Ordering::Relaxed);
                     reported = consumed;
                 }
-                let last = n == CARRY_ROOM || result.is_err();
+                // The end of the stream, or an error, ends the decoder: no other buffer is
+                // taken only to find nothing more in it.
+                let last = ended || result.is_err();
                 if n > CARRY_ROOM && full_tx.send(Ok(block)).is_err() {
                     return;
                 }
@@ -595,6 +601,21 @@ mod tests {
             stream(Box::new(std::io::Cursor::new(gz)), &InputPath::Stdin, None).unwrap(),
             Source::Gzip(_)
         ));
+    }
+
+    #[test]
+    fn a_stream_ending_at_a_block_boundary_or_just_after_it_is_whole() {
+        // The decoder fills a block, then learns from the next one whether more follows.
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.gz");
+        for len in [GZ_BLOCK - 1, GZ_BLOCK, GZ_BLOCK + 1, 2 * GZ_BLOCK] {
+            let data: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(&data).unwrap();
+            std::fs::write(&p, e.finish().unwrap()).unwrap();
+            let (bytes, broken) = decoded(&p);
+            assert!(bytes == data && !broken, "{len}: {} bytes", bytes.len());
+        }
     }
 
     #[test]
