@@ -13,7 +13,7 @@ use super::index::StackIndex;
 use super::samples::{NodeStacks, Placement};
 use super::tables::{FrameTable, StackTable};
 use super::{CpuProfile, Origin};
-use crate::scan::records::{ChunkData, Node, ProfileChunk, ProfileData};
+use crate::scan::records::{ChunkData, Node, PackedStore, ProfileChunk, ProfileData};
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::Diagnostics;
 use crate::vocab::{NodeId, ProfileId, ThreadKey};
@@ -24,6 +24,8 @@ pub(crate) struct ProfileBuilder {
     nodes: Vec<Node>,
     node_row: crate::vocab::FastMap<NodeId, usize>,
     chunks: Vec<ProfileChunk>,
+    /// The packed arrays of the chunks read from a stream.
+    store: PackedStore,
     duplicate_nodes: u64,
 }
 
@@ -35,6 +37,7 @@ impl ProfileBuilder {
             nodes: Vec::new(),
             node_row: Default::default(),
             chunks: Vec::new(),
+            store: PackedStore::default(),
             duplicate_nodes: 0,
         }
     }
@@ -61,6 +64,8 @@ impl ProfileBuilder {
             data.chunks.sort_by_key(|c| c.ts);
         }
         self.chunks = data.chunks;
+        self.store = data.store;
+        self.store.shrink();
     }
 
     fn add_nodes(&mut self, nodes: Vec<Node>) {
@@ -91,7 +96,7 @@ impl ProfileBuilder {
         );
         let node_stacks =
             NodeStacks::new(self.nodes.iter().zip(&node_stack).map(|(n, s)| (n.id, *s)));
-        let placement = Placement::new(self.origin.t0, self.chunks);
+        let placement = Placement::new(self.origin.t0, self.chunks, self.store);
         let sample_count = placement.sample_count();
         let bounds = placement.bounds();
         if bounds.is_some_and(|(_, last)| last < self.origin.t0) {
@@ -237,7 +242,8 @@ impl Origin {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scan::records::{ChunkNodes, SampleArrays};
+    use crate::scan::chunk::DeltaSummary;
+    use crate::scan::records::ChunkNodes;
     use crate::vocab::{CallFrame, Pid, Tid};
 
     fn node(id: i64, parent: Option<i64>, name: &str) -> Node {
@@ -325,12 +331,22 @@ mod tests {
         // File order: A (ts 20), B (ts 10), C (ts 10): taken B, C, A. Each chunk has one
         // sample (A: node 3 "a", B: node 2 "b", C: node 4 "c"), 100 µs after the one before.
         let mut b = ProfileBuilder::new(origin(0));
-        let at = |ts: i64, node: i64| ProfileChunk {
-            ts: Timestamp::from_micros(ts),
-            samples: SampleArrays::read_now(vec![NodeId(node)], vec![TimeDelta::from_micros(100)]),
+        // As a stream keeps them: packed, in the profile's store.
+        let mut store = PackedStore::default();
+        let mut at = |ts: i64, node: i64| {
+            let (mut bytes, mut summary) = (Vec::new(), DeltaSummary::default());
+            let delta = TimeDelta::from_micros(100);
+            crate::scan::packed::pack([(NodeId(node), delta)], &mut bytes);
+            summary.push(delta);
+            ProfileChunk {
+                ts: Timestamp::from_micros(ts),
+                samples: store.keep(&bytes, summary),
+            }
         };
+        let chunks = vec![at(20, 3), at(10, 2), at(10, 4)];
         b.add_profile_data(ProfileData {
-            chunks: vec![at(20, 3), at(10, 2), at(10, 4)],
+            store,
+            chunks,
             nodes: vec![ChunkNodes {
                 ts: Timestamp::from_micros(10),
                 order: 0,

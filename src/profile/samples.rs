@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use super::index::StackIndex;
 use super::tables::SampleTable;
 use crate::json::plain_uints_into;
-use crate::scan::records::{ProfileChunk, SampleArrays};
+use crate::scan::records::{PackedStore, ProfileChunk, SampleArrays};
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::NodeId;
 
@@ -137,6 +137,13 @@ fn sort_rows(ts: &mut Vec<Timestamp>, stack: &mut Vec<StackIndex>) {
     }
 }
 
+/// Where [`Placement::append_rows`] puts rows: times, stacks, backward steps.
+type Rows<'r> = (
+    &'r mut Vec<Timestamp>,
+    &'r mut Vec<StackIndex>,
+    &'r mut Vec<(Timestamp, Timestamp)>,
+);
+
 /// A large chunk decoded once: its known samples sorted by time (ties in profile order),
 /// the times of its samples that came with a negative delta (sorted), and the number of
 /// samples naming no node.
@@ -153,6 +160,8 @@ struct Decoded {
 #[derive(Debug, Default)]
 pub struct Placement {
     chunks: Vec<ProfileChunk>,
+    /// The packed arrays of chunks read from a stream.
+    store: PackedStore,
     base: Vec<Timestamp>,
     /// Indices of the chunks no wider than `widest`, sorted by earliest sample time.
     by_lo: Vec<u32>,
@@ -171,8 +180,9 @@ pub struct Placement {
 }
 
 impl Placement {
-    /// Places `chunks` (in profile order) from `t0`; chunks without samples are dropped.
-    pub fn new(t0: Timestamp, mut chunks: Vec<ProfileChunk>) -> Placement {
+    /// Places `chunks` (in profile order, their packed arrays in `store`) from `t0`; chunks
+    /// without samples are dropped.
+    pub fn new(t0: Timestamp, mut chunks: Vec<ProfileChunk>, store: PackedStore) -> Placement {
         let mut base = Vec::with_capacity(chunks.len());
         let (mut t, mut n) = (t0, 0u64);
         chunks.retain(|c| {
@@ -192,6 +202,7 @@ impl Placement {
                 .map(|i| (i, Default::default()))
                 .collect(),
             chunks,
+            store,
             base,
             by_lo: Vec::new(),
             widest: TimeDelta::ZERO,
@@ -292,54 +303,63 @@ impl Placement {
 
     /// Decodes chunk `i` whole: its known samples sorted by time; `None` when unreadable.
     fn decode(&self, i: usize, file: Option<&[u8]>, stacks: &NodeStacks) -> Option<Decoded> {
-        let (mut ids, mut deltas) = (Vec::new(), Vec::new());
-        if !self.chunks[i]
-            .samples
-            .read_into(file, &mut ids, &mut deltas)
-        {
-            return None;
-        }
+        let n = self.chunks[i].samples.summary().count as usize;
         let mut d = Decoded {
-            ts: Vec::with_capacity(ids.len()),
-            stack: Vec::with_capacity(ids.len()),
+            ts: Vec::with_capacity(n),
+            stack: Vec::with_capacity(n),
             reordered: Vec::new(),
             unknown: 0,
         };
-        d.unknown = self.append_rows(
-            i,
-            (&ids, &deltas),
-            stacks,
-            &mut d.ts,
-            &mut d.stack,
-            &mut d.reordered,
-        );
+        let rows = (&mut d.ts, &mut d.stack, &mut d.reordered);
+        d.unknown = self.read_rows(i, file, stacks, rows, &mut Default::default())?;
         sort_rows(&mut d.ts, &mut d.stack);
         d.reordered.sort_unstable();
         Some(d)
     }
 
-    /// Appends the samples of chunk `i` (its `ids` and `deltas`, as read) as rows: times
-    /// from the chunk's base, the stacks of known nodes; each sample that came with a
-    /// negative delta goes to `reordered` as (its time, the time before it). Returns the
+    /// Appends the samples of chunk `i` as rows ([`Placement::append_rows`]), unpacked as
+    /// they are taken when packed, else read from `file` through `buffers`. Returns the
+    /// number naming no node; `None` when the arrays cannot be read.
+    fn read_rows(
+        &self,
+        i: usize,
+        file: Option<&[u8]>,
+        stacks: &NodeStacks,
+        rows: Rows<'_>,
+        buffers: &mut (Vec<NodeId>, Vec<TimeDelta>),
+    ) -> Option<u64> {
+        let samples = &self.chunks[i].samples;
+        if let Some(pairs) = samples.unpack(&self.store) {
+            return Some(self.append_rows(i, pairs, stacks, rows));
+        }
+        let (ids, deltas) = buffers;
+        if !samples.read_into(file, &self.store, ids, deltas) {
+            return None;
+        }
+        let pairs = ids.iter().copied().zip(deltas.iter().copied());
+        Some(self.append_rows(i, pairs, stacks, rows))
+    }
+
+    /// Appends the samples of chunk `i` (its (node id, delta) pairs, as read) as rows:
+    /// times from the chunk's base, the stacks of known nodes; each sample that came with
+    /// a negative delta goes to `reordered` as (its time, the time before it). Returns the
     /// number naming no node.
     fn append_rows(
         &self,
         i: usize,
-        (ids, deltas): (&[NodeId], &[TimeDelta]),
+        pairs: impl Iterator<Item = (NodeId, TimeDelta)>,
         stacks: &NodeStacks,
-        ts: &mut Vec<Timestamp>,
-        stack: &mut Vec<StackIndex>,
-        reordered: &mut Vec<(Timestamp, Timestamp)>,
+        (ts, stack, reordered): Rows<'_>,
     ) -> u64 {
         let mut unknown = 0;
         let mut t = self.base[i];
-        for (id, d) in ids.iter().zip(deltas) {
+        for (id, d) in pairs {
             let before = t;
-            t = t + *d;
+            t = t + d;
             if d.is_negative() {
                 reordered.push((t, before));
             }
-            match stacks.get(*id) {
+            match stacks.get(id) {
                 Some(s) => {
                     ts.push(t);
                     stack.push(s);
@@ -449,7 +469,7 @@ impl Placement {
             .map(|&i| self.chunks[i].samples.summary().count as usize)
             .sum();
         let (mut ts, mut stack) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
-        let (mut ids, mut deltas, mut scratch) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut buffers, mut scratch) = (Default::default(), Vec::new());
         // Chunks in profile order: rows are appended in profile order, so a stable sort by
         // time alone gives (time, profile order).
         let inside =
@@ -482,21 +502,11 @@ impl Placement {
             if self.append_plain(i, file, stacks, (&mut ts, &mut stack), &mut scratch) {
                 continue;
             }
-            if !self.chunks[i]
-                .samples
-                .read_into(file, &mut ids, &mut deltas)
-            {
-                out.unreadable += 1;
-                continue;
+            let rows = (&mut ts, &mut stack, &mut out.reordered);
+            match self.read_rows(i, file, stacks, rows, &mut buffers) {
+                Some(unknown) => out.unknown += unknown,
+                None => out.unreadable += 1,
             }
-            out.unknown += self.append_rows(
-                i,
-                (&ids, &deltas),
-                stacks,
-                &mut ts,
-                &mut stack,
-                &mut out.reordered,
-            );
         }
         sort_rows(&mut ts, &mut stack);
         out.reordered.sort_unstable();
@@ -564,6 +574,7 @@ mod tests {
         let p = Placement::new(
             Timestamp::from_micros(100),
             vec![arrays(&[10, -4, 20]), arrays(&[]), arrays(&[5])],
+            PackedStore::default(),
         );
         let us = |t: Timestamp| t.as_nanos() / 1000;
         let spans: Vec<_> = (0..p.chunks.len())
@@ -611,6 +622,7 @@ mod tests {
         let p = Placement::new(
             Timestamp::default(),
             vec![chunk(0, 1), chunk(2, 3), chunk(4, 5), chunk(6, 7)],
+            PackedStore::default(),
         );
         let pairs = [
             (NodeId(1), StackIndex::new(0)),
@@ -658,7 +670,11 @@ mod tests {
             },
         };
         let end = Timestamp::from_nanos(i64::MAX);
-        let p = Placement::new(Timestamp::from_nanos(i64::MAX - 2500), vec![chunk]);
+        let p = Placement::new(
+            Timestamp::from_nanos(i64::MAX - 2500),
+            vec![chunk],
+            PackedStore::default(),
+        );
         let stacks = NodeStacks::new([(NodeId(1), StackIndex::new(0))].into_iter());
         let w = p.window(Timestamp::default(), end, Some(file), &stacks);
         let late = [i64::MAX - 1500, i64::MAX, i64::MAX].map(Timestamp::from_nanos);
@@ -687,7 +703,7 @@ mod tests {
                 deltas.iter().map(|&d| TimeDelta::from_micros(d)).collect(),
             ),
         };
-        let p = Placement::new(Timestamp::default(), vec![chunk]);
+        let p = Placement::new(Timestamp::default(), vec![chunk], PackedStore::default());
         let stacks = NodeStacks::new(
             [
                 (NodeId(1), StackIndex::new(0)),

@@ -2,14 +2,17 @@
 //! a small record (see [`super::records`]).
 
 use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
 
 use simd_json::BorrowedValue;
 use simd_json::prelude::*;
 
 use super::args::{ArgsParser, field, int, micros_as_nanos, text};
+use super::chunk::DeltaSummary;
 use super::event::{Phase, TraceEvent};
 use super::records::*;
-use super::{ScannedTrace, chunk, is_task_name};
+use super::{ScannedTrace, chunk, is_task_name, packed};
+use crate::json::plain_uints_into;
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ProfileKey, ThreadKey, Tid};
 
@@ -23,6 +26,40 @@ pub(super) const IDS_BEYOND_I64: &str = "events whose pid or tid is a number out
 /// The diagnostics kind of chunks with a `timeDeltas` value outside ±2^53 µs.
 pub(super) const DELTA_OUT_OF_RANGE: &str = "chunks with a timeDeltas value outside ±2^53 µs (or \
      beyond any number, 1e400): their samples skipped (the profile's later samples may be shifted)";
+
+/// The diagnostics kind of chunks whose two arrays differ in length.
+const LENGTHS_DIFFER: &str =
+    "chunks whose samples and timeDeltas differ in length (truncated to the shorter)";
+
+/// Numbers the read buffers of [`Collector::pack_plain`] may keep between chunks (Chrome's
+/// chunks hold about a hundred samples).
+const BIG_BUFFERS: usize = 1 << 18;
+
+/// A chunk's sample arrays as [`Collector::sample_data`] leaves them.
+enum Arrays {
+    /// As they are kept.
+    Kept(SampleArrays),
+    /// Read and packed into [`Collector::packed`], with their summary: the caller keeps
+    /// them.
+    Packed(DeltaSummary),
+}
+
+/// What [`Collector::sample_data`] reads of a chunk.
+struct SampleData {
+    nodes: Vec<Node>,
+    arrays: Arrays,
+    start_time: Option<Timestamp>,
+}
+
+impl Default for SampleData {
+    fn default() -> Self {
+        SampleData {
+            nodes: Vec::new(),
+            arrays: Arrays::Kept(SampleArrays::default()),
+            start_time: None,
+        }
+    }
+}
 
 /// The diagnostics kind of events whose `ph` is not one character (`"Xyz"`, `"XX"`): the
 /// format has no such phase, so they are skipped, not read as `X` or `M`.
@@ -106,6 +143,11 @@ pub struct Collector {
     /// `profile_data`: consecutive chunks are nearly always of one profile, and matching
     /// the raw bytes spares building the key (an unescaped string) for each.
     last_chunk: Option<(ThreadKey, Option<Vec<u8>>, ProfileKey)>,
+    /// The last chunk's arrays read from a stream, packed ([`Collector::sample_data`]).
+    packed: Vec<u8>,
+    /// Reused buffers of [`Collector::pack_plain`].
+    ids_buf: Vec<u32>,
+    deltas_buf: Vec<u32>,
     /// Scripts whose rundown event left out the map URL (`sourceMapUrlElided`), by (pid,
     /// `scriptId`), with their URL: the `-sources` event that follows gives it.
     elided_maps: HashMap<(Pid, String), String>,
@@ -429,20 +471,29 @@ impl Collector {
                 start_time: data.start_time,
             });
         }
-        entry.chunks.push(ProfileChunk {
-            ts,
-            samples: data.samples,
-        });
+        let samples = match data.arrays {
+            Arrays::Kept(s) => s,
+            Arrays::Packed(summary) => entry.store.keep(&self.packed, summary),
+        };
+        entry.chunks.push(ProfileChunk { ts, samples });
     }
 
     fn cpu_profile(&mut self, ev: &TraceEvent<'_>, thread: ThreadKey, ts: Option<Timestamp>) {
         match self.sample_data(ev) {
             Some(data) if data.start_time.is_some() || !data.nodes.is_empty() => {
+                let samples = match data.arrays {
+                    Arrays::Kept(s) => s,
+                    Arrays::Packed(summary) => SampleArrays::packed_alone(&self.packed, summary),
+                };
                 self.t.cpu_profiles.push(CpuProfileEvent {
                     thread,
                     order: ev.offset,
                     ts: ts.unwrap_or_default(),
-                    data,
+                    data: ChunkData {
+                        nodes: data.nodes,
+                        samples,
+                        start_time: data.start_time,
+                    },
                 })
             }
             _ => self
@@ -454,8 +505,8 @@ impl Collector {
 
     /// Reads the nodes, start time and sample arrays of a `ProfileChunk` or `CpuProfile`.
     /// With the whole file at hand (`file_base`), the arrays are summarised and left in
-    /// the file; otherwise they are read now.
-    fn sample_data(&mut self, ev: &TraceEvent<'_>) -> Option<ChunkData> {
+    /// the file; otherwise they are read now and packed into `self.packed`.
+    fn sample_data(&mut self, ev: &TraceEvent<'_>) -> Option<SampleData> {
         let args = ev.args?;
         let bad = |c: &mut Self| {
             c.t.diagnostics
@@ -487,17 +538,26 @@ impl Collector {
             .map(Timestamp::from_nanos);
         let (Some(sr), Some(dr)) = (&layout.samples, &layout.deltas) else {
             if layout.samples.is_some() {
-                self.t.diagnostics.add(
-                    "chunks whose samples and timeDeltas differ in length (truncated to the shorter)",
-                    1,
-                );
+                self.t.diagnostics.add(LENGTHS_DIFFER, 1);
             }
-            return Some(ChunkData {
+            return Some(SampleData {
                 nodes,
-                samples: SampleArrays::default(),
+                arrays: Arrays::Kept(SampleArrays::default()),
                 start_time,
             });
         };
+        if self.file_base.is_none()
+            && let Some((ns, nd, summary)) = self.pack_plain(args, sr, dr)
+        {
+            if ns != nd {
+                self.t.diagnostics.add(LENGTHS_DIFFER, 1);
+            }
+            return Some(SampleData {
+                nodes,
+                arrays: Arrays::Packed(summary),
+                start_time,
+            });
+        }
         let Ok(chunk::ChunkSummary {
             samples: ns,
             deltas: nd,
@@ -510,17 +570,14 @@ impl Collector {
         if out_of_range {
             // Its samples are skipped; its other deltas still place the chunks after it.
             self.t.diagnostics.add(DELTA_OUT_OF_RANGE, 1);
-            return Some(ChunkData {
+            return Some(SampleData {
                 nodes,
-                samples: SampleArrays::Unreadable(summary),
+                arrays: Arrays::Kept(SampleArrays::Unreadable(summary)),
                 start_time,
             });
         }
         if ns != nd {
-            self.t.diagnostics.add(
-                "chunks whose samples and timeDeltas differ in length (truncated to the shorter)",
-                1,
-            );
+            self.t.diagnostics.add(LENGTHS_DIFFER, 1);
         }
         // The arrays as they lie in `args`; read now or later by the same code, so both
         // ways give the same samples (or the same unreadable chunk) for any input.
@@ -529,18 +586,64 @@ impl Collector {
             deltas: Span::of(dr.clone()),
             summary,
         };
-        let samples = match self.file_base {
-            Some(base) => here.moved_by(args.as_ptr() as usize - base),
-            None => match here.read(Some(args)) {
-                Some((samples, deltas)) => SampleArrays::read_now(samples, deltas),
-                None => SampleArrays::Unreadable(summary),
+        let arrays = match self.file_base {
+            Some(base) => Arrays::Kept(here.moved_by(args.as_ptr() as usize - base)),
+            None => match here.read(Some(args), &PackedStore::default()) {
+                Some((samples, deltas)) => {
+                    let mut summary = DeltaSummary::default();
+                    deltas.iter().for_each(|d| summary.push(*d));
+                    self.packed.clear();
+                    packed::pack(samples.into_iter().zip(deltas), &mut self.packed);
+                    Arrays::Packed(summary)
+                }
+                None => Arrays::Kept(SampleArrays::Unreadable(summary)),
             },
         };
-        Some(ChunkData {
+        Some(SampleData {
             nodes,
-            samples,
+            arrays,
             start_time,
         })
+    }
+
+    /// The stream's fast path for a chunk's two arrays as Chrome writes them
+    /// ([`plain_uints_into`]): each read once into a reused buffer, then packed into
+    /// `self.packed`. Returns (samples, deltas, the summary of the pairs); `None` for
+    /// other arrays, which the general path reads (the same values, read more slowly).
+    fn pack_plain(
+        &mut self,
+        args: &[u8],
+        sr: &Range<usize>,
+        dr: &Range<usize>,
+    ) -> Option<(usize, usize, DeltaSummary)> {
+        // An array of n numbers has at least 2n + 1 bytes.
+        fn room<'b>(buf: &'b mut Vec<u32>, r: &Range<usize>) -> &'b mut [u32] {
+            let n = r.len() / 2 + 4;
+            if buf.len() < n {
+                buf.resize(n, 0);
+            }
+            &mut buf[..n]
+        }
+        let nd = plain_uints_into(args, dr, room(&mut self.deltas_buf, dr))?;
+        let ns = plain_uints_into(args, sr, room(&mut self.ids_buf, sr))?;
+        let n = ns.min(nd);
+        let (ids, us) = (&self.ids_buf[..n], &self.deltas_buf[..n]);
+        self.packed.clear();
+        packed::pack_micros(ids, us, &mut self.packed);
+        // Deltas of plain arrays are not negative: the lowest running sum is the first.
+        let sum_us: u64 = us.iter().map(|&u| u64::from(u)).sum();
+        let ns_of = |us: u64| TimeDelta::from_nanos((us as i64).saturating_mul(1000));
+        let summary = DeltaSummary {
+            count: n as u32,
+            sum: ns_of(sum_us),
+            min_prefix: ns_of(us.first().map_or(0, |&u| u.into())),
+            max_prefix: ns_of(sum_us),
+        };
+        // A chunk far larger than Chrome's (a whole profile) does not keep its buffers.
+        if self.ids_buf.len() + self.deltas_buf.len() > BIG_BUFFERS {
+            (self.ids_buf, self.deltas_buf) = (Vec::new(), Vec::new());
+        }
+        Some((ns, nd, summary))
     }
 
     fn tracing_started_in_browser(&mut self, ev: &TraceEvent<'_>) {
@@ -744,6 +847,7 @@ fn node(v: &BorrowedValue<'_>) -> Option<Node> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::Diagnostics;
 
     fn collect(events: &[&str]) -> ScannedTrace {
         let mut c = Collector::default();
@@ -771,7 +875,7 @@ mod tests {
         assert_eq!(t.profiles[0].start_time, Some(Timestamp::from_micros(1000)));
         assert_eq!(t.profiles[0].source.as_deref(), Some("Internal"));
         let p = &t.profile_data[&(Pid(5), ProfileId("0x1".into()))];
-        let (samples, deltas) = p.chunks[0].samples.read(None).unwrap();
+        let (samples, deltas) = p.chunks[0].samples.read(None, &p.store).unwrap();
         assert_eq!(samples, vec![NodeId(2), NodeId(2), NodeId(1)]);
         assert_eq!(
             deltas,
@@ -808,13 +912,82 @@ mod tests {
         assert!(matches!(arrays, SampleArrays::InFile { .. }));
         // Running sums 10, 6.
         assert_eq!({ arrays.summary().min_prefix }, TimeDelta::from_micros(6));
-        assert_eq!(arrays.read(None), None);
-        let (s, d) = arrays.read(Some(file)).unwrap();
+        let none = PackedStore::default();
+        assert_eq!(arrays.read(None, &none), None);
+        let (s, d) = arrays.read(Some(file), &none).unwrap();
         assert_eq!(s, vec![NodeId(7), NodeId(8)]);
         assert_eq!(
             d,
             vec![TimeDelta::from_micros(10), TimeDelta::from_micros(-4)]
         );
+    }
+
+    #[test]
+    fn streams_pack_the_pairs_that_the_file_path_reads() {
+        // (samples, timeDeltas) as written: plain, negative, fractional, huge, beyond i64
+        // or beyond ±2^53 µs, empty, of other lengths, with spaces, not numbers.
+        let arrays = [
+            ("[2,7,2,2]", "[4520,195,157,124]"),
+            ("[1,-5,3]", "[10,-3.5,0.001]"),
+            (
+                "[9223372036854775807,1,-9223372036854775808]",
+                "[1e3,9007199254740992,-7]",
+            ),
+            ("[123456789012,1]", "[100,123456789]"),
+            ("[9223372036854775808,2]", "[5,6]"),
+            ("[1,2]", "[1,9007199254740993]"),
+            ("[1,2]", "[1e400,2]"),
+            ("[]", "[]"),
+            ("[1,2,3]", "[5,6]"),
+            ("[1,2]", "[5,6,7]"),
+            ("[1, 2]", "[3 ,4]"),
+            (r#"[1,"x"]"#, "[3,4]"),
+            ("[1,2]", r#"[3,"4"]"#),
+        ];
+        let event = |(s, d): (&str, &str)| {
+            format!(
+                r#"{{"args":{{"data":{{"cpuProfile":{{"samples":{s}}},"timeDeltas":{d}}}}},"id":"0x1","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":1}}"#
+            )
+        };
+        let key = (Pid(1), ProfileId("0x1".into()));
+        // The stream: one collector per event (as the pieces of a stream), merged.
+        let mut stream = Collector::default();
+        for a in arrays {
+            let e = event(a);
+            let mut c = Collector::default();
+            c.event(&TraceEvent::parse(e.as_bytes(), 0, 0).unwrap().0);
+            stream.merge(c);
+        }
+        let stream = stream.finish();
+        let data = &stream.profile_data[&key];
+        let mut diagnostics = Diagnostics::default();
+        for (k, a) in arrays.into_iter().enumerate() {
+            let e = event(a);
+            let file = e.as_bytes();
+            let mut c = Collector::over_file(file);
+            c.event(&TraceEvent::parse(file, 0, 0).unwrap().0);
+            let mapped = c.finish();
+            diagnostics.merge(&mapped.diagnostics);
+            let in_file = &mapped.profile_data[&key].chunks[0].samples;
+            let packed = &data.chunks[k].samples;
+            assert_eq!(packed.summary(), in_file.summary(), "{a:?}");
+            let none = PackedStore::default();
+            let read = in_file.read(Some(file), &none);
+            assert_eq!(packed.read(None, &data.store), read, "{a:?}");
+            // The first two as written, exactly (in ns where the file has fractions).
+            let want: Option<(&[i64], &[i64])> = match k {
+                0 => Some((&[2, 7, 2, 2], &[4_520_000, 195_000, 157_000, 124_000])),
+                1 => Some((&[1, -5, 3], &[10_000, -3_500, 1])),
+                _ => None,
+            };
+            if let Some((ids, ns)) = want {
+                let ids = ids.iter().map(|&i| NodeId(i)).collect();
+                let ns = ns.iter().map(|&d| TimeDelta::from_nanos(d)).collect();
+                assert_eq!(read, Some((ids, ns)));
+            }
+        }
+        assert_eq!(stream.diagnostics, diagnostics);
+        assert!(diagnostics.count(DELTA_OUT_OF_RANGE) == 2);
     }
 
     #[test]

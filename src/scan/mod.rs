@@ -12,6 +12,7 @@ pub(crate) mod chunk;
 mod collect;
 pub(crate) mod envelope;
 pub(crate) mod event;
+pub(crate) mod packed;
 
 pub(crate) mod records;
 pub(crate) mod split;

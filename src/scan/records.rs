@@ -6,6 +6,7 @@
 use std::ops::Range;
 
 use super::chunk::{DeltaSummary, read_deltas, read_samples};
+use super::packed::{self, Unpack};
 
 use crate::time::{TimeDelta, Timestamp};
 use crate::vocab::{CallFrame, NodeId, Pid, ProfileId, ThreadKey};
@@ -334,88 +335,126 @@ impl Span {
     }
 }
 
-/// Arrays already read, packed: per sample, the node id's difference from the previous
-/// one and the delta, as zigzag varints (the delta in µs when whole, else in ns, with a
-/// flag bit). About 3 bytes a sample instead of the 16 of two `i64` columns, for inputs
-/// that cannot be read twice (a gzip stream), where every chunk must be kept.
+/// Arrays already read, packed ([`super::packed`]: about a byte a sample instead of the 16
+/// of two `i64` columns), owned: a `CpuProfile` event's or a field profile's chunk.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReadArrays {
     packed: Vec<u8>,
     count: u32,
 }
 
-fn zigzag(v: i64) -> u64 {
-    ((v << 1) ^ (v >> 63)) as u64
-}
-
-fn unzigzag(u: u64) -> i64 {
-    ((u >> 1) as i64) ^ -((u & 1) as i64)
-}
-
-fn put_varint(out: &mut Vec<u8>, mut u: u64) {
-    while u >= 0x80 {
-        out.push((u as u8) | 0x80);
-        u >>= 7;
-    }
-    out.push(u as u8);
-}
-
-fn get_varint(b: &[u8], i: &mut usize) -> u64 {
-    let mut u = 0u64;
-    let mut shift = 0;
-    while let Some(&c) = b.get(*i) {
-        *i += 1;
-        if shift < 64 {
-            u |= ((c & 0x7f) as u64) << shift;
-        }
-        if c < 0x80 {
-            break;
-        }
-        shift += 7;
-    }
-    u
-}
-
 impl ReadArrays {
-    /// Packs equal-length arrays.
+    /// Packs equal-length arrays (pairs beyond the shorter one are dropped).
     pub fn pack(samples: &[NodeId], deltas: &[TimeDelta]) -> ReadArrays {
-        let mut packed = Vec::with_capacity(samples.len() * 3);
-        let mut prev = 0i64;
-        for (s, d) in samples.iter().zip(deltas) {
-            put_varint(&mut packed, zigzag(s.0.wrapping_sub(prev)));
-            prev = s.0;
-            let ns = d.as_nanos();
-            // Deltas beyond ±2^61 ns (73 years) lose their top bit: junk either way.
-            if ns % 1000 == 0 {
-                put_varint(&mut packed, zigzag(ns / 1000) << 1);
-            } else {
-                put_varint(&mut packed, (zigzag(ns) << 1) | 1);
-            }
-        }
+        let mut packed = Vec::new();
+        let n = packed::pack(
+            samples.iter().copied().zip(deltas.iter().copied()),
+            &mut packed,
+        );
         packed.shrink_to_fit();
         ReadArrays {
             packed,
-            count: samples.len().min(deltas.len()) as u32,
+            count: n as u32,
         }
+    }
+
+    /// The pairs, unpacked as they are taken.
+    pub fn pairs(&self) -> Unpack<'_> {
+        Unpack::new(&self.packed, self.count as usize)
     }
 
     /// Unpacks into (node ids, deltas).
     pub fn unpack(&self) -> (Vec<NodeId>, Vec<TimeDelta>) {
-        let n = self.count as usize;
-        let (mut ids, mut ds) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut i, mut prev) = (0usize, 0i64);
-        for _ in 0..n {
-            prev = prev.wrapping_add(unzigzag(get_varint(&self.packed, &mut i)));
-            ids.push(NodeId(prev));
-            let u = get_varint(&self.packed, &mut i);
-            let ns = if u & 1 == 0 {
-                unzigzag(u >> 1).saturating_mul(1000)
-            } else {
-                unzigzag(u >> 1)
-            };
-            ds.push(TimeDelta::from_nanos(ns));
+        self.pairs().unzip()
+    }
+}
+
+/// The packed arrays ([`super::packed`]) of one profile's chunks read from a stream, each
+/// chunk's bytes after the one before, in segments that are filled and never grown: the
+/// store grows without copying, and two stores join by moving their segments. Chunks name
+/// their bytes by [`SampleArrays::Packed`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PackedStore {
+    segments: Vec<Vec<u8>>,
+}
+
+impl PackedStore {
+    /// The first segment's size; each next one is twice the one before, up to
+    /// [`PackedStore::MAX_SEGMENT`] (or one chunk's bytes when more).
+    const FIRST_SEGMENT: usize = 4096;
+    /// The largest segment made for many chunks.
+    const MAX_SEGMENT: usize = 1 << 20;
+    /// The most bytes one chunk may keep here (a [`Span`]'s offset in its segment and its
+    /// length are 32-bit); more stay in their own [`ReadArrays`].
+    pub const MAX_CHUNK: usize = 1 << 31;
+
+    /// Keeps one chunk's packed bytes (at most [`PackedStore::MAX_CHUNK`]); returns where
+    /// they are, for [`PackedStore::bytes`].
+    pub fn push(&mut self, bytes: &[u8]) -> Span {
+        let room = self
+            .segments
+            .last()
+            .is_some_and(|s| s.capacity() - s.len() >= bytes.len());
+        if !room {
+            let size = self
+                .segments
+                .last()
+                .map_or(Self::FIRST_SEGMENT, |s| {
+                    (s.capacity() * 2).min(Self::MAX_SEGMENT)
+                })
+                .max(bytes.len());
+            self.segments.push(Vec::with_capacity(size));
         }
-        (ids, ds)
+        let k = self.segments.len() - 1;
+        let segment = &mut self.segments[k];
+        let at = segment.len();
+        segment.extend_from_slice(bytes);
+        Span {
+            start: (k as u64) << 32 | at as u64,
+            len: bytes.len() as u32,
+        }
+    }
+
+    /// The bytes of a chunk kept at `at` (empty when there are none there).
+    pub fn bytes(&self, at: Span) -> &[u8] {
+        let (k, from) = ((at.start >> 32) as usize, at.start as u32 as usize);
+        self.segments
+            .get(k)
+            .and_then(|s| s.get(from..from + at.len as usize))
+            .unwrap_or_default()
+    }
+
+    /// Adds the segments of `later`; returns the shift of their chunks' spans (to add to
+    /// their `start`).
+    fn append(&mut self, later: PackedStore) -> u64 {
+        let shift = (self.segments.len() as u64) << 32;
+        if !later.segments.is_empty() {
+            // Nothing more is added to this segment: its unused room is given back.
+            if let Some(last) = self.segments.last_mut() {
+                last.shrink_to_fit();
+            }
+            self.segments.extend(later.segments);
+        }
+        shift
+    }
+
+    /// Keeps one chunk's packed bytes with their summary: here, or on their own when too
+    /// many ([`PackedStore::MAX_CHUNK`]).
+    pub fn keep(&mut self, bytes: &[u8], summary: DeltaSummary) -> SampleArrays {
+        if bytes.len() > Self::MAX_CHUNK {
+            return SampleArrays::packed_alone(bytes, summary);
+        }
+        SampleArrays::Packed {
+            at: self.push(bytes),
+            summary,
+        }
+    }
+
+    /// Gives back the unused room of the last segment (no chunk is added after this).
+    pub fn shrink(&mut self) {
+        if let Some(last) = self.segments.last_mut() {
+            last.shrink_to_fit();
+        }
     }
 }
 
@@ -432,7 +471,15 @@ pub enum SampleArrays {
         /// Deltas summary (its `count` is the number of pairs).
         summary: DeltaSummary,
     },
-    /// Already read (inputs that cannot be read twice, such as a gzip stream).
+    /// Already read, packed in the profile's [`PackedStore`] (a stream's chunks: inputs
+    /// that cannot be read twice).
+    Packed {
+        /// Where the bytes are in the store.
+        at: Span,
+        /// Deltas summary (its `count` is the number of pairs).
+        summary: DeltaSummary,
+    },
+    /// Already read, packed on their own (a `CpuProfile` event, a field profile, tests).
     Read(Box<ReadArrays>, DeltaSummary),
     /// Read and found not to be number arrays: no samples, but the deltas still place
     /// the chunks after it.
@@ -457,10 +504,22 @@ impl SampleArrays {
         )
     }
 
+    /// Arrays packed by [`super::packed::pack`] (`summary.count` pairs), kept on their own.
+    pub fn packed_alone(bytes: &[u8], summary: DeltaSummary) -> Self {
+        SampleArrays::Read(
+            Box::new(ReadArrays {
+                packed: bytes.to_vec(),
+                count: summary.count,
+            }),
+            summary,
+        )
+    }
+
     /// The deltas summary.
     pub fn summary(&self) -> DeltaSummary {
         match self {
             SampleArrays::InFile { summary, .. }
+            | SampleArrays::Packed { summary, .. }
             | SampleArrays::Read(_, summary)
             | SampleArrays::Unreadable(summary) => *summary,
         }
@@ -482,11 +541,24 @@ impl SampleArrays {
         }
     }
 
+    /// The pairs of arrays already read, unpacked as they are taken (`store`: the
+    /// profile's); `None` for arrays still in the file or unreadable.
+    pub fn unpack<'a>(&'a self, store: &'a PackedStore) -> Option<Unpack<'a>> {
+        match self {
+            SampleArrays::Packed { at, summary } => {
+                Some(Unpack::new(store.bytes(*at), summary.count as usize))
+            }
+            SampleArrays::Read(a, _) => Some(a.pairs()),
+            SampleArrays::InFile { .. } | SampleArrays::Unreadable(_) => None,
+        }
+    }
+
     /// Like [`SampleArrays::read`], into reused buffers (cleared first); false when the
     /// arrays cannot be read.
     pub fn read_into(
         &self,
         file: Option<&[u8]>,
+        store: &PackedStore,
         ids: &mut Vec<NodeId>,
         deltas: &mut Vec<TimeDelta>,
     ) -> bool {
@@ -505,10 +577,12 @@ impl SampleArrays {
                     && ids.len() == n
                     && deltas.len() == n
             }
-            _ => match self.read(file) {
-                Some((i, d)) => {
-                    *ids = i;
-                    *deltas = d;
+            _ => match self.unpack(store) {
+                Some(pairs) => {
+                    pairs.for_each(|(i, d)| {
+                        ids.push(i);
+                        deltas.push(d);
+                    });
                     true
                 }
                 None => false,
@@ -516,26 +590,17 @@ impl SampleArrays {
         }
     }
 
-    /// The pairs, reading them from `file` (the whole trace) when still there. `None`
-    /// when they are in a file that is not given or their bytes are not number arrays.
-    pub fn read(&self, file: Option<&[u8]>) -> Option<(Vec<NodeId>, Vec<TimeDelta>)> {
-        match self {
-            SampleArrays::Read(a, _) => Some(a.unpack()),
-            SampleArrays::Unreadable(_) => None,
-            SampleArrays::InFile {
-                samples,
-                deltas,
-                summary,
-            } => {
-                let b = file?;
-                let n = summary.count as usize;
-                let mut ids = Vec::with_capacity(n);
-                let mut ds = Vec::with_capacity(n);
-                read_samples(b, &samples.range(), n, &mut ids).ok()?;
-                read_deltas(b, &deltas.range(), n, &mut ds).ok()?;
-                (ids.len() == n && ds.len() == n).then_some((ids, ds))
-            }
-        }
+    /// The pairs, reading them from `file` (the whole trace) when still there, or from
+    /// `store` (the profile's). `None` when they are in a file that is not given or
+    /// their bytes are not number arrays.
+    pub fn read(
+        &self,
+        file: Option<&[u8]>,
+        store: &PackedStore,
+    ) -> Option<(Vec<NodeId>, Vec<TimeDelta>)> {
+        let (mut ids, mut ds) = (Vec::new(), Vec::new());
+        self.read_into(file, store, &mut ids, &mut ds)
+            .then_some((ids, ds))
     }
 }
 
@@ -566,18 +631,64 @@ pub struct ChunkNodes {
 }
 
 /// The chunks of one profile (pid, `id`), in file order as collected.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 pub struct ProfileData {
     /// Sample arrays of each chunk.
     pub chunks: Vec<ProfileChunk>,
     /// Nodes of the chunks that define some.
     pub nodes: Vec<ChunkNodes>,
+    /// The packed arrays of the chunks read from a stream ([`SampleArrays::Packed`]).
+    pub store: PackedStore,
 }
+
+/// Equal when they hold the same nodes and chunks, packed chunks by their bytes (however
+/// their stores are cut into segments).
+impl PartialEq for ProfileData {
+    fn eq(&self, other: &Self) -> bool {
+        let same = |a: &ProfileChunk, b: &ProfileChunk| {
+            a.ts == b.ts
+                && match (&a.samples, &b.samples) {
+                    (
+                        SampleArrays::Packed { at: x, summary: s },
+                        SampleArrays::Packed { at: y, summary: t },
+                    ) => s == t && self.store.bytes(*x) == other.store.bytes(*y),
+                    (x, y) => x == y,
+                }
+        };
+        self.nodes == other.nodes
+            && self.chunks.len() == other.chunks.len()
+            && self
+                .chunks
+                .iter()
+                .zip(&other.chunks)
+                .all(|(a, b)| same(a, b))
+    }
+}
+
+impl Eq for ProfileData {}
 
 impl ProfileData {
     /// Appends what a later part of the file collected for the same profile.
     pub fn append(&mut self, later: ProfileData) {
-        self.chunks.extend(later.chunks);
+        let shift = self.store.append(later.store);
+        if shift == 0 {
+            self.chunks.extend(later.chunks);
+        } else {
+            self.chunks
+                .extend(later.chunks.into_iter().map(|c| ProfileChunk {
+                    ts: c.ts,
+                    samples: match c.samples {
+                        SampleArrays::Packed { at, summary } => SampleArrays::Packed {
+                            at: Span {
+                                start: at.start + shift,
+                                len: at.len,
+                            },
+                            summary,
+                        },
+                        s => s,
+                    },
+                }));
+        }
         self.nodes.extend(later.nodes);
     }
 }
@@ -654,15 +765,61 @@ mod tests {
     }
 
     #[test]
+    fn packed_stores_keep_every_chunk_across_segments_and_joins() {
+        // Chunks of 1..=300 bytes (each byte its chunk's number), then one larger than a
+        // segment; split between two stores joined as the pieces of a stream are.
+        let chunk = |k: usize| vec![k as u8; k % 300 + 1];
+        let (mut first, mut later) = (PackedStore::default(), PackedStore::default());
+        let mut at: Vec<Span> = (0..3000).map(|k| first.push(&chunk(k))).collect();
+        assert!(first.segments.len() > 3);
+        assert!(
+            first
+                .segments
+                .iter()
+                .all(|s| s.len() <= PackedStore::MAX_SEGMENT)
+        );
+        let big = vec![7u8; PackedStore::MAX_SEGMENT + 5];
+        let later_at = [
+            later.push(&chunk(3000)),
+            later.push(&big),
+            later.push(&chunk(3001)),
+        ];
+        let shift = first.append(later);
+        at.extend(later_at.iter().map(|a| Span {
+            start: a.start + shift,
+            len: a.len,
+        }));
+        for (k, a) in at.iter().enumerate() {
+            let want = match k {
+                3001 => big.clone(),
+                3002 => chunk(3001),
+                k => chunk(k),
+            };
+            assert_eq!(first.bytes(*a), want, "{k}");
+        }
+        // A span that names nothing gives no bytes.
+        let nowhere = Span {
+            start: 99 << 32,
+            len: 3,
+        };
+        assert!(first.bytes(nowhere).is_empty());
+    }
+
+    #[test]
     fn packed_arrays_round_trip() {
         let ids: Vec<NodeId> = [1, 1, 300, 2, -5, i64::MAX, 0].map(NodeId).to_vec();
         let ds: Vec<TimeDelta> = [170_000, -975_000, 1, 0, 123_456_789, -1, 1 << 50]
             .map(TimeDelta::from_nanos)
             .to_vec();
         let p = ReadArrays::pack(&ids, &ds);
-        assert_eq!(p.unpack(), (ids, ds));
-        // Typical samples: same node, 170 µs apart → 1 + 2 bytes.
+        assert_eq!(p.unpack(), (ids.clone(), ds.clone()));
+        // The longer array is cut.
+        assert_eq!(
+            ReadArrays::pack(&ids, &ds[..3]).unpack(),
+            (ids[..3].to_vec(), ds[..3].to_vec())
+        );
+        // Typical samples: same node, 170 µs apart → 4 bytes, then 1.
         let p = ReadArrays::pack(&[NodeId(7), NodeId(7)], &[TimeDelta::from_micros(170); 2]);
-        assert_eq!(p.packed.len(), 6);
+        assert_eq!(p.packed.len(), 5);
     }
 }

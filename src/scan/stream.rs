@@ -3,7 +3,7 @@
 //! Blocks are appended to a buffer; events are walked as in [`super::walk`]; the partial
 //! event at a block's end is kept and completed by the next block. Event offsets are
 //! offsets in the whole decompressed stream. Sample arrays are read at once (packed,
-//! [`super::records::ReadArrays`]), as the stream cannot be read twice.
+//! [`super::records::PackedStore`]), as the stream cannot be read twice.
 
 use super::{ArrayEnd, Collector, RangeEnd, ScanError, ScannedTrace, Walked, finish_walk, walk_at};
 use crate::input::BlockSource;

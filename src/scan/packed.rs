@@ -1,0 +1,257 @@
+//! A chunk's (sample, delta) pairs packed about a byte each, for inputs read only once.
+//!
+//! On a stream every chunk's arrays must be kept until the long tasks are known. In real
+//! traces most samples repeat the node before them and deltas jitter a few µs around the
+//! sampling interval, so each pair is written as the differences from the pair before it
+//! (the node id's, and the delta's in whole µs when it is whole, else in ns), the common
+//! case in one byte:
+//!
+//! | first byte | node id | delta (difference from the one before) |
+//! |---|---|---|
+//! | `0x00..=0x7F` | the same | `byte − 64` µs |
+//! | `0x80..=0xBF` | a zigzag varint of the difference follows | `(byte & 0x3F) − 32` µs |
+//! | `0xC0..=0xC3` | bit 0: a zigzag varint of the difference follows, else the same | a zigzag varint follows: in ns when bit 1 is set, else in µs |
+//!
+//! The first pair of a chunk counts from node 0 and delta 0. Differences wrap, so every
+//! pair of `i64`s comes back exactly.
+
+use crate::time::TimeDelta;
+use crate::vocab::NodeId;
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(u: u64) -> i64 {
+    ((u >> 1) as i64) ^ -((u & 1) as i64)
+}
+
+#[inline]
+fn put_varint(out: &mut Vec<u8>, mut u: u64) {
+    while u >= 0x80 {
+        out.push((u as u8) | 0x80);
+        u >>= 7;
+    }
+    out.push(u as u8);
+}
+
+/// One pair, given the differences from the pair before: `us` is the delta's difference
+/// in whole µs when it is whole.
+#[inline]
+fn put_pair(out: &mut Vec<u8>, id_step: i64, ns_step: i64) {
+    let us = (ns_step % 1000 == 0).then_some(ns_step / 1000);
+    match us {
+        Some(us) if id_step == 0 && (-64..64).contains(&us) => out.push((us + 64) as u8),
+        Some(us) if id_step != 0 && (-32..32).contains(&us) => {
+            out.push(0x80 | (us + 32) as u8);
+            put_varint(out, zigzag(id_step));
+        }
+        _ => put_general(out, id_step, ns_step, us),
+    }
+}
+
+#[cold]
+fn put_general(out: &mut Vec<u8>, id_step: i64, ns_step: i64, us: Option<i64>) {
+    out.push(0xC0 | (id_step != 0) as u8 | (us.is_none() as u8) << 1);
+    if id_step != 0 {
+        put_varint(out, zigzag(id_step));
+    }
+    put_varint(out, zigzag(us.unwrap_or(ns_step)));
+}
+
+/// Appends the packed `pairs` (node id, delta) to `out`; returns how many there were.
+pub(crate) fn pack(
+    pairs: impl IntoIterator<Item = (NodeId, TimeDelta)>,
+    out: &mut Vec<u8>,
+) -> usize {
+    let (mut id, mut ns, mut n) = (0i64, 0i64, 0usize);
+    for (s, d) in pairs {
+        put_pair(out, s.0.wrapping_sub(id), d.as_nanos().wrapping_sub(ns));
+        (id, ns, n) = (s.0, d.as_nanos(), n + 1);
+    }
+    n
+}
+
+/// [`pack`] of the pairs of `ids` and `us` (deltas in µs, as Chrome's plain arrays hold
+/// them; pairs beyond the shorter one are dropped): the same bytes, without the ns
+/// arithmetic of the general case.
+pub(crate) fn pack_micros(ids: &[u32], us: &[u32], out: &mut Vec<u8>) {
+    out.reserve(ids.len().min(us.len()));
+    let (mut id, mut d) = (0i64, 0i64);
+    for (&s, &u) in ids.iter().zip(us) {
+        let (s, u) = (i64::from(s), i64::from(u));
+        let step = u - d;
+        if s == id && (-64..64).contains(&step) {
+            out.push((step + 64) as u8);
+        } else {
+            put_pair(out, s - id, step * 1000);
+        }
+        (id, d) = (s, u);
+    }
+}
+
+/// The pairs of bytes made by [`pack`], in order.
+#[derive(Clone, Debug)]
+pub struct Unpack<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    left: usize,
+    id: i64,
+    ns: i64,
+}
+
+impl<'a> Unpack<'a> {
+    /// The first `count` pairs of `bytes` (fewer when the bytes end first).
+    pub fn new(bytes: &'a [u8], count: usize) -> Self {
+        Unpack {
+            bytes,
+            at: 0,
+            left: count,
+            id: 0,
+            ns: 0,
+        }
+    }
+
+    #[inline]
+    fn varint(&mut self) -> u64 {
+        let mut u = 0u64;
+        let mut shift = 0;
+        while let Some(&c) = self.bytes.get(self.at) {
+            self.at += 1;
+            if shift < 64 {
+                u |= ((c & 0x7f) as u64) << shift;
+            }
+            if c < 0x80 {
+                break;
+            }
+            shift += 7;
+        }
+        u
+    }
+}
+
+impl Iterator for Unpack<'_> {
+    type Item = (NodeId, TimeDelta);
+
+    #[inline]
+    fn next(&mut self) -> Option<(NodeId, TimeDelta)> {
+        if self.left == 0 {
+            return None;
+        }
+        let tag = *self.bytes.get(self.at)?;
+        self.at += 1;
+        self.left -= 1;
+        let (id_step, ns_step) = if tag < 0x80 {
+            (0, (tag as i64 - 64) * 1000)
+        } else if tag < 0xC0 {
+            let us = (tag & 0x3F) as i64 - 32;
+            (unzigzag(self.varint()), us * 1000)
+        } else {
+            let id_step = if tag & 1 != 0 {
+                unzigzag(self.varint())
+            } else {
+                0
+            };
+            let v = unzigzag(self.varint());
+            (
+                id_step,
+                if tag & 2 != 0 {
+                    v
+                } else {
+                    v.wrapping_mul(1000)
+                },
+            )
+        };
+        self.id = self.id.wrapping_add(id_step);
+        self.ns = self.ns.wrapping_add(ns_step);
+        Some((NodeId(self.id), TimeDelta::from_nanos(self.ns)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(ids: &[i64], ns: &[i64]) -> Vec<u8> {
+        let pairs: Vec<(NodeId, TimeDelta)> = ids
+            .iter()
+            .zip(ns)
+            .map(|(&i, &d)| (NodeId(i), TimeDelta::from_nanos(d)))
+            .collect();
+        let mut out = Vec::new();
+        assert_eq!(pack(pairs.iter().copied(), &mut out), pairs.len());
+        let back: Vec<_> = Unpack::new(&out, pairs.len()).collect();
+        assert_eq!(back, pairs);
+        out
+    }
+
+    #[test]
+    fn edge_values_come_back_exactly() {
+        let (min, max) = (i64::MIN, i64::MAX);
+        round_trip(&[], &[]);
+        round_trip(&[0], &[0]);
+        round_trip(
+            &[max, min, max, 0, -1, 1, min, min, 7, 7, 7],
+            &[min, max, min, 0, 1, -1, -999, 999, 1500, 170_000, -975_000],
+        );
+        // Steps just inside and outside each one-byte range, in µs and in ns.
+        let ns: Vec<i64> = [0, 63, -1, 31, -33, 32, -32, 64, -64, 65, -65, 1, 500]
+            .iter()
+            .scan(0i64, |t, &s| {
+                *t += s * 1000;
+                Some(*t)
+            })
+            .chain([1, 1001, 2002, max - 1, max])
+            .collect();
+        let same = vec![5i64; ns.len()];
+        let alternating: Vec<i64> = (0..ns.len() as i64).map(|k| k % 2 * 100).collect();
+        round_trip(&same, &ns);
+        round_trip(&alternating, &ns);
+        // Fractional deltas (ns precision) and junk-sized ones.
+        round_trip(&[1, 2, 3], &[123_456_789, -1, 1 << 62]);
+    }
+
+    #[test]
+    fn typical_pairs_take_one_byte_each() {
+        // Same node, deltas jittering around 130 µs: a byte each after the first.
+        let ns: Vec<i64> = [130, 128, 131, 192, 129].map(|us| us * 1000).to_vec();
+        let out = round_trip(&[7; 5], &ns);
+        // The first pair: node 7 from 0, 130 µs from 0 (a general pair: 1 + 1 + 2 bytes).
+        assert_eq!(out.len(), 4 + 4);
+        // A new node with a small delta step: 2 bytes.
+        let out = round_trip(&[7, 9], &[130_000, 131_000]);
+        assert_eq!(out[4..], [0x80 | 33, 4]);
+    }
+
+    #[test]
+    fn micros_pack_as_the_general_case_does() {
+        let ids = [2u32, 7, 2, 2, 2, 99_999_999, 0, 0, 3];
+        let us = [4520u32, 195, 157, 11, 209, 0, 99_999_999, 95, 240];
+        for n in 0..=ids.len() {
+            let mut fast = Vec::new();
+            pack_micros(&ids[..n], &us, &mut fast);
+            let mut general = Vec::new();
+            let pairs = ids[..n]
+                .iter()
+                .zip(us)
+                .map(|(&i, u)| (NodeId(i.into()), TimeDelta::from_micros(u.into())));
+            pack(pairs, &mut general);
+            assert_eq!(fast, general, "{n}");
+        }
+    }
+
+    #[test]
+    fn unpacking_stops_at_the_count_or_the_bytes_end() {
+        let mut out = Vec::new();
+        pack([(NodeId(1), TimeDelta::from_micros(100)); 3], &mut out);
+        assert_eq!(Unpack::new(&out, 2).count(), 2);
+        assert_eq!(Unpack::new(&out, 9).count(), 3);
+        assert_eq!(Unpack::new(&out[..0], 3).count(), 0);
+        // Cut bytes give what they give, without a panic.
+        Unpack::new(&out[..1], 3).for_each(drop);
+    }
+}
