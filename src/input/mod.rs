@@ -520,8 +520,9 @@ impl crate::input::BlockSource for GzBlocks {
     }
 
     fn will_hold(&mut self, blocks: usize) {
-        // One being decoded and one waiting, besides those held.
-        while self.buffers < (blocks + 2).min(GZ_MAX_BLOCKS) {
+        // One being decoded and three decoded ahead, besides those held: the decoder keeps
+        // going while the scanner waits for a piece to merge.
+        while self.buffers < (blocks + 4).min(GZ_MAX_BLOCKS) {
             self.buffers += 1;
             let _ = self.empty.send(Vec::with_capacity(GZ_BUFFER));
         }
