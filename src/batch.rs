@@ -237,8 +237,6 @@ pub(crate) fn for_each_handed(
         .build()
         .context("cannot start worker threads")?;
     let bar = progress_bar(inputs, quiet);
-    // Each gzip input's decoder takes the buffers the one before it left.
-    let _spare = input::spare::keep(jobs.min(inputs.len()));
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     // Files being read: (input size, bytes of it scanned so far), for the bar.

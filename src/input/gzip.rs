@@ -134,7 +134,9 @@ impl<'a> GzipReader<'a> {
         Ok(())
     }
 
-    fn read_some(&mut self, mut out: Out<'_>) -> Result<usize, GzipError> {
+    /// Decodes the next bytes into the free space of `out` ([`Out`]); 0 at the end of the
+    /// stream.
+    fn read_some<O: Out + ?Sized>(&mut self, out: &mut O) -> Result<usize, GzipError> {
         loop {
             match self.state {
                 State::Done => return Ok(0),
@@ -153,35 +155,12 @@ impl<'a> GzipReader<'a> {
                 State::Body => {
                     let (before_in, before_out) =
                         (self.inflate.total_in(), self.inflate.total_out());
-                    let status = match &mut out {
-                        Out::Slice(s) => {
-                            self.inflate
-                                .decompress(self.input, s, flate2::FlushDecompress::None)
-                        }
-                        Out::Spare(v, limit) => {
-                            let len = v.len();
-                            v.reserve(*limit - len);
-                            let spare = &mut v.spare_capacity_mut()[..*limit - len];
-                            let status = self.inflate.decompress_uninit(
-                                self.input,
-                                spare,
-                                flate2::FlushDecompress::None,
-                            );
-                            let produced = (self.inflate.total_out() - before_out) as usize;
-                            // SAFETY: the decoder wrote (initialised) the first `produced`
-                            // bytes of the spare capacity, which is at least `limit - len`.
-                            unsafe { v.set_len(len + produced.min(*limit - len)) };
-                            status
-                        }
-                    }
-                    .map_err(GzipError::Deflate)?;
+                    let status = out
+                        .inflate(&mut self.inflate, self.input, &mut self.crc)
+                        .map_err(GzipError::Deflate)?;
                     let consumed = (self.inflate.total_in() - before_in) as usize;
                     let produced = (self.inflate.total_out() - before_out) as usize;
                     self.input = &self.input[consumed..];
-                    match &out {
-                        Out::Slice(s) => self.crc.update(&s[..produced]),
-                        Out::Spare(v, _) => self.crc.update(&v[v.len() - produced..]),
-                    }
                     if status == flate2::Status::StreamEnd {
                         self.state = State::Trailer;
                     } else if produced == 0 && consumed == 0 {
@@ -195,27 +174,57 @@ impl<'a> GzipReader<'a> {
         }
     }
 
-    /// Decodes the next bytes onto the end of `out`, until it holds `limit` bytes at most,
-    /// into its spare capacity (reserved if short): unlike [`Read::read`], the buffer is
-    /// not zeroed first. Returns how many bytes were added (0 at the end of the stream or
-    /// when `out` already holds `limit`); errors as [`Read::read`]'s.
-    pub(crate) fn read_onto(&mut self, out: &mut Vec<u8>, limit: usize) -> std::io::Result<usize> {
-        if out.len() >= limit {
+    /// Decodes the next bytes onto the end of `out`, into its spare capacity (which is
+    /// not zeroed first); `Ok(0)` at the end of the stream. Errors as [`Read::read`].
+    pub(crate) fn read_spare(&mut self, out: &mut Vec<u8>) -> std::io::Result<usize> {
+        if out.len() == out.capacity() {
             return Ok(0);
         }
-        self.read_some(Out::Spare(out, limit)).map_err(|e| {
+        self.read_some(out).map_err(|e| {
             self.state = State::Done;
             e.into()
         })
     }
 }
 
-/// Where [`GzipReader::read_some`] puts the bytes it decodes.
-enum Out<'b> {
-    /// An initialised buffer, from its start.
-    Slice(&'b mut [u8]),
-    /// The spare capacity of a vector, until it holds the given length.
-    Spare(&'b mut Vec<u8>, usize),
+/// Where [`GzipReader`] puts decoded bytes: a slice ([`Read`]), or the spare capacity of
+/// a vector, whose length grows by the bytes written.
+trait Out {
+    /// Inflates from `input` into the free space, adding the bytes written to `crc`.
+    fn inflate(
+        &mut self,
+        d: &mut flate2::Decompress,
+        input: &[u8],
+        crc: &mut flate2::Crc,
+    ) -> Result<flate2::Status, flate2::DecompressError>;
+}
+
+impl Out for [u8] {
+    fn inflate(
+        &mut self,
+        d: &mut flate2::Decompress,
+        input: &[u8],
+        crc: &mut flate2::Crc,
+    ) -> Result<flate2::Status, flate2::DecompressError> {
+        let before = d.total_out();
+        let status = d.decompress(input, self, flate2::FlushDecompress::None)?;
+        crc.update(&self[..(d.total_out() - before) as usize]);
+        Ok(status)
+    }
+}
+
+impl Out for Vec<u8> {
+    fn inflate(
+        &mut self,
+        d: &mut flate2::Decompress,
+        input: &[u8],
+        crc: &mut flate2::Crc,
+    ) -> Result<flate2::Status, flate2::DecompressError> {
+        let before = self.len();
+        let status = d.decompress_vec(input, self, flate2::FlushDecompress::None)?;
+        crc.update(&self[before..]);
+        Ok(status)
+    }
 }
 
 impl Read for GzipReader<'_> {
@@ -223,7 +232,7 @@ impl Read for GzipReader<'_> {
         if out.is_empty() {
             return Ok(0);
         }
-        self.read_some(Out::Slice(out)).map_err(|e| {
+        self.read_some(out).map_err(|e| {
             self.state = State::Done;
             e.into()
         })
@@ -252,51 +261,6 @@ mod tests {
                 Err(e) => return (out, Some(e)),
             }
         }
-    }
-
-    /// As [`decode`], through [`GzipReader::read_onto`] 7 bytes at a time.
-    fn decode_onto(gz: &[u8]) -> (Vec<u8>, Option<std::io::Error>) {
-        let mut r = GzipReader::new(gz);
-        let mut out = Vec::new();
-        loop {
-            let limit = out.len() + 7;
-            match r.read_onto(&mut out, limit) {
-                Ok(0) => return (out, None),
-                Ok(n) => assert!(n <= 7 && out.len() <= limit),
-                Err(e) => return (out, Some(e)),
-            }
-        }
-    }
-
-    #[test]
-    fn decoding_onto_a_vector_gives_the_bytes_and_errors_of_reading() {
-        let data: Vec<u8> = (0..50_000u32)
-            .flat_map(|i| (i % 251).to_le_bytes())
-            .collect();
-        let mut two = gzip(&data);
-        two.extend(gzip(b"and a second member"));
-        let mut bad = two.clone();
-        let crc_at = bad.len() - 8;
-        bad[crc_at] ^= 0xff;
-        for gz in [&two[..], &bad[..], &two[..two.len() / 3]] {
-            let (want, want_e) = decode(gz);
-            let (got, got_e) = decode_onto(gz);
-            assert!(got == want, "{} bytes, want {}", got.len(), want.len());
-            assert_eq!(
-                got_e.as_ref().map(|e| e.to_string()),
-                want_e.as_ref().map(|e| e.to_string())
-            );
-        }
-        assert!(decode_onto(&two).0.ends_with(b"and a second member"));
-        assert!(matches!(
-            kind(&decode_onto(&bad).1),
-            Some(GzipError::Checksum)
-        ));
-        // A vector already at its limit gets nothing, and the stream is not consumed.
-        let mut r = GzipReader::new(&two);
-        let mut full = vec![1u8; 3];
-        assert_eq!(r.read_onto(&mut full, 3).unwrap(), 0);
-        assert_eq!(r.remaining(), two.len());
     }
 
     fn kind(e: &Option<std::io::Error>) -> Option<&GzipError> {
@@ -331,6 +295,43 @@ mod tests {
         let (out, e) = decode(&h);
         assert_eq!(out, b"abc");
         assert!(e.is_none(), "{e:?}");
+    }
+
+    #[test]
+    fn spare_capacity_is_filled_and_nothing_before_it_is_touched() {
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut two = gzip(&data[..100_000]);
+        two.extend(gzip(&data[100_000..]));
+        let mut r = GzipReader::new(&two);
+        let (mut out, mut calls) = (Vec::new(), 0);
+        loop {
+            let mut v = Vec::with_capacity(4 + 65_536);
+            v.extend_from_slice(b"room");
+            while r.read_spare(&mut v).unwrap() > 0 {
+                calls += 1;
+            }
+            assert_eq!(&v[..4], b"room");
+            if v.len() == 4 {
+                break;
+            }
+            out.extend_from_slice(&v[4..]);
+        }
+        assert_eq!(out, data);
+        assert!(calls >= 5, "{calls}");
+        // A full vector takes nothing; a corrupt stream errs once, then ends.
+        let mut full = Vec::with_capacity(1);
+        full.push(0);
+        assert_eq!(GzipReader::new(&two).read_spare(&mut full).unwrap(), 0);
+        let mut bad = two.clone();
+        bad[10] |= 0b110;
+        let mut r = GzipReader::new(&bad);
+        let mut v = Vec::with_capacity(1000);
+        let e = r.read_spare(&mut v).unwrap_err();
+        assert!(
+            matches!(GzipError::of(&e), Some(GzipError::Deflate(_))),
+            "{e:?}"
+        );
+        assert_eq!(r.read_spare(&mut v).unwrap(), 0);
     }
 
     #[test]

@@ -439,24 +439,26 @@ impl GzBlocks {
         let (full_tx, full) = std::sync::mpsc::sync_channel(GZ_BLOCKS);
         let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(GZ_MAX_BLOCKS);
         for _ in 0..GZ_BLOCKS {
-            let _ = empty.send(spare::take());
+            let _ = empty.send(Vec::with_capacity(GZ_BUFFER));
         }
         std::thread::spawn(move || {
             let mut dec = gzip::GzipReader::new(&compressed);
             let mut reported = 0u64;
             while let Ok(mut block) = empty_rx.recv() {
-                // The room is zeroed once per buffer (its bytes are the scanner's to
-                // overwrite); the block after it is decoded into the spare capacity, not
-                // zeroed first (that cost as much as a tiny file's whole analysis).
-                if block.len() < CARRY_ROOM {
-                    block.resize(CARRY_ROOM, 0);
-                }
+                // The room is zeroed once per buffer; the block after it is decoded into
+                // spare capacity, never zeroed (a small file's block is mostly unused).
                 block.truncate(CARRY_ROOM);
-                // Ok(true): the stream ended in this block.
+                block.resize(CARRY_ROOM, 0);
+                // A buffer the scanner grew goes back to a block's size.
+                block.shrink_to(GZ_BUFFER);
+                block.reserve_exact(GZ_BUFFER - CARRY_ROOM);
+                let mut ended = false;
                 let result = loop {
-                    match dec.read_onto(&mut block, GZ_BUFFER) {
-                        Ok(0) => break Ok(true),
-                        Ok(_) if block.len() == GZ_BUFFER => break Ok(false),
+                    match dec.read_spare(&mut block) {
+                        Ok(0) => {
+                            ended = block.len() < block.capacity();
+                            break Ok(());
+                        }
                         Ok(_) => {}
                         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                         Err(e) => break Err(e),
@@ -468,26 +470,18 @@ impl GzBlocks {
                     p.fetch_add(consumed - reported, std::sync::atomic::Ordering::Relaxed);
                     reported = consumed;
                 }
-                let last = !matches!(result, Ok(false));
-                if n > CARRY_ROOM {
-                    if let Err(std::sync::mpsc::SendError(Ok(block))) = full_tx.send(Ok(block)) {
-                        spare::give(block);
-                        break;
-                    }
-                } else {
-                    spare::give(block);
+                // The end of the stream, or an error, ends the decoder: no other buffer is
+                // taken only to find nothing more in it.
+                let last = ended || result.is_err();
+                if n > CARRY_ROOM && full_tx.send(Ok(block)).is_err() {
+                    return;
                 }
                 if let Err(e) = result {
                     let _ = full_tx.send(Err(e));
                 }
                 if last {
-                    break;
+                    return;
                 }
-            }
-            // The buffers not lent to the scanner, for the next file's decoder (those
-            // lent come back through `recycle`).
-            for b in empty_rx.try_iter() {
-                spare::give(b);
             }
         });
         GzBlocks {
@@ -506,9 +500,7 @@ impl crate::input::BlockSource for GzBlocks {
         match self.full.recv() {
             Ok(Ok(block)) => {
                 buf.extend_from_slice(&block[CARRY_ROOM..]);
-                if let Err(std::sync::mpsc::SendError(b)) = self.empty.send(block) {
-                    spare::give(b); // the decoder is done
-                }
+                let _ = self.empty.send(block);
                 Ok(true)
             }
             Ok(Err(e)) => Err(e),
@@ -528,10 +520,11 @@ impl crate::input::BlockSource for GzBlocks {
     }
 
     fn will_hold(&mut self, blocks: usize) {
-        // One being decoded and one waiting, besides those held.
-        while self.buffers < (blocks + 2).min(GZ_MAX_BLOCKS) {
+        // One being decoded and three decoded ahead, besides those held: the decoder keeps
+        // going while the scanner waits for a piece to merge.
+        while self.buffers < (blocks + 4).min(GZ_MAX_BLOCKS) {
             self.buffers += 1;
-            let _ = self.empty.send(spare::take());
+            let _ = self.empty.send(Vec::with_capacity(GZ_BUFFER));
         }
     }
 
@@ -548,85 +541,9 @@ impl crate::input::BlockSource for GzBlocks {
             buffer
         } else {
             drop(buffer);
-            spare::take()
+            Vec::with_capacity(GZ_BUFFER)
         };
-        // The decoder is done (or has all it can hold): kept for the next file's.
-        if let Err(
-            std::sync::mpsc::TrySendError::Disconnected(b) | std::sync::mpsc::TrySendError::Full(b),
-        ) = self.empty.try_send(buffer)
-        {
-            spare::give(b);
-        }
-    }
-}
-
-impl Drop for GzBlocks {
-    fn drop(&mut self) {
-        // Blocks decoded and not read (a scan that stopped early).
-        while let Ok(Ok(b)) = self.full.try_recv() {
-            spare::give(b);
-        }
-    }
-}
-
-/// Decoder buffers that no stream holds, kept for the next gzip input of a batch (only
-/// while [`spare::keep`] says so): a fresh buffer's room is zeroed, and zeroing it for
-/// every file of a batch of small ones cost more than decoding them.
-pub(crate) mod spare {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-
-    use super::{GZ_BLOCKS, GZ_BUFFER};
-
-    static SPARE: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
-    /// How many spare buffers are kept at most (0: none, the library's default).
-    static KEEP: AtomicUsize = AtomicUsize::new(0);
-
-    fn spare() -> std::sync::MutexGuard<'static, Vec<Vec<u8>>> {
-        SPARE.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// A buffer for a decoder: a spare one, or a new one of [`GZ_BUFFER`] bytes' capacity.
-    pub(crate) fn take() -> Vec<u8> {
-        spare()
-            .pop()
-            .unwrap_or_else(|| Vec::with_capacity(GZ_BUFFER))
-    }
-
-    /// Keeps `b` for [`take`] if fewer than [`keep`]'s number are kept (and it is a
-    /// decoder's size); drops it otherwise.
-    pub(crate) fn give(b: Vec<u8>) {
-        if (GZ_BUFFER..=2 * GZ_BUFFER).contains(&b.capacity()) {
-            let mut s = spare();
-            if s.len() < KEEP.load(Ordering::Relaxed) {
-                s.push(b);
-            }
-        }
-    }
-
-    /// Keeps spare buffers from now until the guard is dropped (which frees them): as
-    /// many as `files` streams in flight at once start with.
-    #[cfg_attr(
-        not(feature = "cli"),
-        allow(dead_code, reason = "batches are the CLI's")
-    )]
-    pub(crate) fn keep(files: usize) -> Keep {
-        KEEP.store(files.saturating_mul(GZ_BLOCKS), Ordering::Relaxed);
-        Keep(())
-    }
-
-    /// Returned by [`keep`]: frees the spare buffers when dropped.
-    #[cfg_attr(
-        not(feature = "cli"),
-        allow(dead_code, reason = "batches are the CLI's")
-    )]
-    pub(crate) struct Keep(());
-
-    impl Drop for Keep {
-        fn drop(&mut self) {
-            KEEP.store(0, Ordering::Relaxed);
-            spare().clear();
-        }
+        let _ = self.empty.try_send(buffer);
     }
 }
 
@@ -688,37 +605,17 @@ mod tests {
     }
 
     #[test]
-    fn spare_buffers_carry_nothing_of_the_file_before() {
-        let _keep = spare::keep(1);
+    fn a_stream_ending_at_a_block_boundary_or_just_after_it_is_whole() {
+        // The decoder fills a block, then learns from the next one whether more follows.
         let dir = tempfile::tempdir().unwrap();
-        let big: Vec<u8> = (0..GZ_BLOCK + 12_345).map(|i| b"ab{\n"[i % 4]).collect();
-        for (name, data) in [
-            ("big", &big[..]),
-            ("small", &b"[{\"x\":1}]"[..]),
-            ("big2", &big),
-        ] {
+        let p = dir.path().join("t.gz");
+        for len in [GZ_BLOCK - 1, GZ_BLOCK, GZ_BLOCK + 1, 2 * GZ_BLOCK] {
+            let data: Vec<u8> = (0..len).map(|i| (i % 253) as u8).collect();
             let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-            e.write_all(data).unwrap();
-            let p = dir.path().join(name);
+            e.write_all(&data).unwrap();
             std::fs::write(&p, e.finish().unwrap()).unwrap();
-            // Blocks as the scan takes them: the room before each is free, the block's
-            // bytes are the stream's and nothing else.
-            use crate::input::BlockSource;
-            let Source::Gzip(mut blocks) = open(&InputPath::File(p), None).unwrap() else {
-                panic!("not detected as gzip")
-            };
-            let mut out = Vec::new();
-            while let Some((block, room)) = blocks.next_block().unwrap() {
-                assert_eq!(room, CARRY_ROOM);
-                out.extend_from_slice(&block[room..]);
-                blocks.recycle(block);
-            }
-            assert!(
-                out == data,
-                "{name}: {} bytes, want {}",
-                out.len(),
-                data.len()
-            );
+            let (bytes, broken) = decoded(&p);
+            assert!(bytes == data && !broken, "{len}: {} bytes", bytes.len());
         }
     }
 

@@ -184,6 +184,11 @@ pub(crate) fn scan_blocks(
 /// a huge event, or a trace written on one line.
 const IN_PLACE_AFTER: usize = 8 << 20;
 
+/// Pieces made beyond one per thread: merges go in stream order, so a thread that finishes
+/// its piece while the one before it is still walked finds the next one made instead of
+/// waiting (each holds a decoder buffer until merged).
+const PIECES_AHEAD: usize = 2;
+
 /// A part of the stream to walk: `bytes[from..cut]`, at stream offset `base` + index.
 struct Piece {
     k: usize,
@@ -430,7 +435,7 @@ impl<S: BlockSource> Pieces<'_, S> {
     /// closed, the material is left starting at its `]`, with every byte read after it
     /// (to tell what follows: nothing, more traces, or bytes to ignore).
     fn scan(&mut self) -> (Collector, Walked) {
-        let limit = rayon::current_num_threads().max(1);
+        let limit = rayon::current_num_threads().max(1) + PIECES_AHEAD;
         let ndjson = self.ndjson;
         self.want = 0;
         // Held at once: the pieces made and not merged (at most `limit`), the last one
