@@ -180,6 +180,11 @@ impl<'a> GzipReader<'a> {
         if out.len() == out.capacity() {
             return Ok(0);
         }
+        self.read_io(out)
+    }
+
+    /// [`Self::read_some`] as an I/O read: an error ends the stream, so it is told once.
+    fn read_io<O: Out + ?Sized>(&mut self, out: &mut O) -> std::io::Result<usize> {
         self.read_some(out).map_err(|e| {
             self.state = State::Done;
             e.into()
@@ -232,10 +237,7 @@ impl Read for GzipReader<'_> {
         if out.is_empty() {
             return Ok(0);
         }
-        self.read_some(out).map_err(|e| {
-            self.state = State::Done;
-            e.into()
-        })
+        self.read_io(out)
     }
 }
 
