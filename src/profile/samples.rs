@@ -576,7 +576,8 @@ mod tests {
             let prefix = (1..times.len())
                 .find(|&k| times[k] < times[k - 1])
                 .unwrap_or(times.len());
-            for in_order in [&[][..], &[0..prefix]] {
+            let stretch = 0..prefix;
+            for in_order in [&[][..], std::slice::from_ref(&stretch)] {
                 let mut ts: Vec<Timestamp> =
                     times.iter().map(|&t| Timestamp::from_nanos(t)).collect();
                 let mut stack: Vec<StackIndex> = (0..ts.len()).map(StackIndex::new).collect();
