@@ -147,6 +147,7 @@ pub(crate) fn analyze_input_deferring(
     let trace_id: Option<Arc<str>> = match &source {
         input::Source::Whole(bytes) => Some(input::identity::trace_id(bytes).into()),
         input::Source::Gzip(blocks) => Some(blocks.trace_id().into()),
+        input::Source::Inflated(gz) => Some(gz.trace_id.as_str().into()),
         input::Source::Stream(_) => None,
     };
     // Streamed rows get the trace id on their way out; collected ones below.
@@ -177,6 +178,17 @@ pub(crate) fn analyze_input_deferring(
         input::Source::Gzip(blocks) => {
             let n = blocks.compressed_len();
             (analyze_stream_deferring(&name, blocks, s, later), n)
+        }
+        input::Source::Inflated(gz) => {
+            // The compressed bytes were counted as read when inflated: the scan of the
+            // inflated ones adds nothing more.
+            let quiet = Settings {
+                progress: None,
+                ..s.clone()
+            };
+            let result = analyze_whole(&name, &gz.bytes, &|| {}, &quiet, later);
+            later.keep(gz.bytes);
+            (result, gz.compressed_len)
         }
         input::Source::Stream(blocks) => {
             let read = blocks.bytes_read();

@@ -17,7 +17,7 @@ pub(super) fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
     let (stack, samples, time) = descend(
         w,
         stacks.len(),
-        |k| w.stack(k).index(),
+        |s| s.index(),
         |s| stacks.parent(StackIndex::new(s)).map(|p| p.index()),
         |s| w.profile.frames.kind(stacks.frame(StackIndex::new(s))) == FrameKind::Root,
     )?;
@@ -32,25 +32,26 @@ pub(super) fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
 
 /// The heaviest path's descent over a tree of `n` nodes (the profile's stacks, or the
 /// collapsed stacks of [`super::recursion`]) whose parents come before their children:
-/// `node_of(k)` is candidate `k`'s node, `parent(s)` node `s`'s parent, `is_root(s)` true
+/// `node_of(s)` is the node of the candidates on stack `s`, `parent(s)` node `s`'s parent, `is_root(s)` true
 /// for the `(root)` frame's node. Returns the last node with the samples and time of its
 /// subtree; ties between children go to the smaller node.
 pub(super) fn descend(
     w: &Weighted<'_>,
     n: usize,
-    node_of: impl Fn(usize) -> usize,
+    node_of: impl Fn(StackIndex) -> usize,
     parent: impl Fn(usize) -> Option<usize>,
     is_root: impl Fn(usize) -> bool,
 ) -> Option<(usize, usize, TimeDelta)> {
-    // Inclusive time and sample count per node.
+    // Inclusive time and sample count per node, run by run (weights are never negative,
+    // so adding the runs' saturating sums saturates where adding every weight would).
     let mut time = vec![TimeDelta::ZERO; n];
     let mut count = vec![0usize; n];
     let mut all = TimeDelta::ZERO;
-    for k in 0..w.len() {
-        let s = node_of(k);
-        let weight = w.weight(k);
+    for run in w.runs() {
+        let s = node_of(run.stack);
+        let weight = w.run_weight(run);
         time[s] = time[s] + weight;
-        count[s] += 1;
+        count[s] += run.len();
         all = all + weight;
     }
     for s in (0..n).rev() {

@@ -391,15 +391,15 @@ fn target_times(
     // Sized once: the pick counted its samples (growing the vector page by page cost
     // more than resolving the chain on traces with thousands of long tasks).
     let mut out = Vec::with_capacity(pick.samples);
-    match (&pick.target, collapsed) {
-        (Target::Collapsed(_, node), Some(c)) => out.extend(
-            (0..w.len())
-                .filter(|&k| c.holds(w, k, *node, pick.subtree))
-                .map(|k| ts[k]),
-        ),
-        (Target::Stack(s), _) if !pick.subtree => {
-            out.extend((0..w.len()).filter(|&k| w.stack(k) == *s).map(|k| ts[k]))
+    // Run by run: a run's samples share a stack, so they are all targets or none.
+    let mut take = |is_target: &dyn Fn(StackIndex) -> bool| {
+        for run in w.runs().iter().filter(|r| is_target(r.stack)) {
+            out.extend_from_slice(&ts[run.start..run.end]);
         }
+    };
+    match (&pick.target, collapsed) {
+        (Target::Collapsed(_, node), Some(c)) => take(&|s| c.holds(s, *node, pick.subtree)),
+        (Target::Stack(s), _) if !pick.subtree => take(&|r| r == *s),
         (Target::Stack(s), _) => {
             // A stack is under `s` when its parent is (parents come first).
             let mut under = vec![false; stacks.len()];
@@ -409,11 +409,7 @@ fn target_times(
                     .parent(StackIndex::new(i))
                     .is_some_and(|p| under[p.index()]);
             }
-            out.extend(
-                (0..w.len())
-                    .filter(|&k| under[w.stack(k).index()])
-                    .map(|k| ts[k]),
-            )
+            take(&|r| under[r.index()])
         }
         (Target::Collapsed(..), None) => {}
     }
@@ -494,10 +490,10 @@ pub fn round_confidence(c: f64) -> f64 {
 /// The window's samples by stack: (folded path, samples, time), in stack order.
 fn folded_stacks(w: &window::Weighted<'_>) -> Vec<(String, u32, TimeDelta)> {
     let mut by_stack: Vec<(u32, TimeDelta)> = vec![(0, TimeDelta::ZERO); w.profile.stacks.len()];
-    for k in 0..w.len() {
-        let e = &mut by_stack[w.stack(k).index()];
-        e.0 += 1;
-        e.1 = e.1 + w.weight(k);
+    for run in w.runs() {
+        let e = &mut by_stack[run.stack.index()];
+        e.0 += run.len() as u32;
+        e.1 = e.1 + w.run_weight(run);
     }
     by_stack
         .into_iter()

@@ -102,14 +102,15 @@ impl Collapsed {
         Some(Collapsed { nodes, of_stack })
     }
 
-    /// The collapsed node of candidate `k`.
-    fn node_of(&self, w: &Weighted<'_>, k: usize) -> u32 {
-        self.of_stack[w.stack(k).index()]
+    /// The collapsed node of the candidates on window stack `s`.
+    fn node_of(&self, s: StackIndex) -> u32 {
+        self.of_stack[s.index()]
     }
 
-    /// True when candidate `k`'s collapsed stack is `node` (or, with `subtree`, under it).
-    pub(super) fn holds(&self, w: &Weighted<'_>, k: usize, node: u32, subtree: bool) -> bool {
-        let mut cur = Some(self.node_of(w, k));
+    /// True when the collapsed stack of window stack `s` is `node` (or, with `subtree`,
+    /// under it).
+    pub(super) fn holds(&self, s: StackIndex, node: u32, subtree: bool) -> bool {
+        let mut cur = Some(self.node_of(s));
         while let Some(c) = cur {
             if c == node {
                 return true;
@@ -139,7 +140,7 @@ impl Collapsed {
     /// (ties: the earliest first sample). Its samples and time count every depth merged.
     pub(super) fn largest(&self, w: &Weighted<'_>) -> Option<Pick> {
         let (node, samples, time, tied) =
-            w.largest_group(self.nodes.len(), |k| self.node_of(w, k) as usize)?;
+            w.largest_group(self.nodes.len(), |s| self.node_of(s) as usize)?;
         Some(Pick {
             target: super::Target::Collapsed(self.path(node as u32), node as u32),
             samples,
@@ -157,7 +158,7 @@ impl Collapsed {
         let (node, samples, time) = super::heaviest::descend(
             w,
             self.nodes.len(),
-            |k| self.node_of(w, k) as usize,
+            |s| self.node_of(s) as usize,
             |s| self.nodes[s].parent.map(|p| p as usize),
             |s| frames.kind(self.nodes[s].frame) == FrameKind::Root,
         )?;

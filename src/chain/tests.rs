@@ -74,6 +74,10 @@ fn task(ts: i64, dur: i64) -> LongTask {
     }
 }
 
+fn micros(v: &[i64]) -> Vec<Timestamp> {
+    v.iter().map(|&t| Timestamp::from_micros(t)).collect()
+}
+
 fn names(c: &TaskChain) -> Vec<&str> {
     c.chain.iter().map(|f| f.function.as_str()).collect()
 }
@@ -100,6 +104,7 @@ fn tie_goes_to_earliest_group_and_window_is_half_open() {
     assert_eq!(c.window_samples, 6);
     assert_eq!(c.target_samples, 3);
     assert_eq!(names(&c), ["a", "b"]);
+    assert_eq!(c.target_times, micros(&[0, 10, 30]));
     // b's samples stand 10 µs each: 30 µs of 60 → 0.5, not below the 0.5 minimum.
     assert_eq!(c.stack_time, TimeDelta::from_micros(30));
     assert_eq!(c.confidence, 0.5);
@@ -230,6 +235,8 @@ fn heaviest_path_descends_while_child_holds_half() {
     // (root) 70 → f subtree 40 (≥ 35) → f>f subtree 30 (≥ 20) → f>f>f 10 (< 15): stop.
     assert_eq!(names(&c), ["f", "f"]);
     assert_eq!(c.target_samples, 3);
+    // The subtree's samples: f>f at 10 and 20, f>f>f at 30.
+    assert_eq!(c.target_times, micros(&[10, 20, 30]));
     assert_eq!(c.stack_time, TimeDelta::from_micros(30));
     assert_eq!(c.status, ChainStatus::Ok);
 
@@ -261,6 +268,7 @@ fn direct_recursion_is_one_group_with_its_depth() {
             assert_eq!(names(&c), ["f"], "{method:?} {collapse:?}");
             assert_eq!((c.target_samples, c.status), (4, ChainStatus::Ok));
             assert_eq!(c.stack_time, TimeDelta::from_micros(40));
+            assert_eq!(c.target_times, micros(&[0, 10, 20, 30]));
             // The deepest of the merged stacks: f > f > f.
             assert_eq!(c.chain[0].recursion_depth, 3);
             assert_eq!(c.chain[0].text(), "f (app.js:10:1) ×3");
@@ -316,6 +324,9 @@ fn mutual_recursion_collapses_only_with_all() {
     let c = resolve(&task(0, 80), &ps, None, &all).unwrap();
     assert_eq!(names(&c), ["a", "even", "odd", "leaf"]);
     assert_eq!((c.target_samples, c.status), (4, ChainStatus::Ok));
+    // Two stacks of the one collapsed group: 40 and 50 on the deep leaf, 60 and 70 on
+    // the shallow one.
+    assert_eq!(c.target_times, micros(&[40, 50, 60, 70]));
     assert_eq!(c.chain[1].recursion_depth, 2);
 }
 

@@ -49,7 +49,9 @@ impl Window {
 /// profile's last sample stands for the profile's mean interval (as DevTools weighs it).
 /// Weights are not stored: inside the window the rows are sorted, so a weight is the step
 /// to the next row, and the weights of a run of rows add up to the step from its first row
-/// to the row after it.
+/// to the row after it. The candidates are kept as runs of equal stacks (about 95% of real
+/// samples repeat their neighbour's stack), and every count over the window goes run by
+/// run: a run of n samples is one step of weight [`Weighted::weight_sum`], not n.
 pub(super) struct Weighted<'p> {
     /// The profile.
     pub profile: &'p CpuProfile,
@@ -64,6 +66,40 @@ pub(super) struct Weighted<'p> {
     /// The longer of the window's edge gaps (start → first candidate, last → end), or the
     /// whole window when it has no candidate.
     edge_gap: TimeDelta,
+    /// The candidates as runs of equal stacks, in time order.
+    runs: Vec<Run>,
+}
+
+/// Candidates `start..end` of a window, consecutive in time, all on `stack`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Run {
+    /// Their stack.
+    pub stack: StackIndex,
+    /// First candidate.
+    pub start: usize,
+    /// One past the last candidate.
+    pub end: usize,
+}
+
+impl Run {
+    /// Number of candidates.
+    pub(super) fn len(&self) -> usize {
+        self.end - self.start
+    }
+}
+
+/// The length of the run of `v` that `s` starts with. Eight stacks at a time while they
+/// all equal `v` (a comparison the compiler does in vector registers: runs are ~20 long),
+/// then one by one.
+fn run_length(s: &[StackIndex], v: StackIndex) -> usize {
+    let mut i = 0;
+    while let Some(eight) = s.get(i..i + 8) {
+        if !eight.iter().fold(true, |all, &x| all & (x == v)) {
+            break;
+        }
+        i += 8;
+    }
+    i + s[i..].iter().position(|&x| x != v).unwrap_or(s.len() - i)
 }
 
 impl<'p> Weighted<'p> {
@@ -94,6 +130,19 @@ impl<'p> Weighted<'p> {
             }
             _ => (TimeDelta::ZERO, window.end.since(window.start)),
         };
+        let stacks = &table.stack[rows.clone()];
+        let mut runs = Vec::new();
+        let mut k = 0;
+        while k < stacks.len() {
+            let stack = stacks[k];
+            let end = k + run_length(&stacks[k..], stack);
+            runs.push(Run {
+                stack,
+                start: k,
+                end,
+            });
+            k = end;
+        }
         Weighted {
             profile,
             table,
@@ -101,6 +150,7 @@ impl<'p> Weighted<'p> {
             len: rows.len(),
             last_weight,
             edge_gap,
+            runs,
         }
     }
 
@@ -114,32 +164,27 @@ impl<'p> Weighted<'p> {
         &self.table.ts[self.first..self.first + self.len]
     }
 
-    /// Stack of candidate `k`.
-    pub(super) fn stack(&self, k: usize) -> StackIndex {
-        self.table.stack[self.first + k]
+    /// The candidates as runs of equal stacks, in time order.
+    pub(super) fn runs(&self) -> &[Run] {
+        &self.runs
     }
 
     /// The candidates as runs of equal stacks, in time order: each run's stack and its
-    /// candidates `start..end` (samples mostly repeat their neighbour's stack, so a window
-    /// holds few runs).
+    /// candidates `start..end`.
     pub(super) fn stack_runs(
         &self,
     ) -> impl Iterator<Item = (StackIndex, std::ops::Range<usize>)> + '_ {
-        let mut k = 0;
-        std::iter::from_fn(move || {
-            if k >= self.len() {
-                return None;
-            }
-            let (stack, first) = (self.stack(k), k);
-            while k < self.len() && self.stack(k) == stack {
-                k += 1;
-            }
-            Some((stack, first..k))
-        })
+        self.runs.iter().map(|r| (r.stack, r.start..r.end))
+    }
+
+    /// The weights of the candidates of `run` added up ([`Weighted::weight_sum`]).
+    pub(super) fn run_weight(&self, run: &Run) -> TimeDelta {
+        self.weight_sum(run.start, run.end)
     }
 
     /// Weight of candidate `k`: the step to the next candidate; for the last one, to the
     /// next known sample, clipped to the window end.
+    #[cfg(test)]
     pub(super) fn weight(&self, k: usize) -> TimeDelta {
         self.weight_sum(k, k + 1)
     }
@@ -162,7 +207,7 @@ impl<'p> Weighted<'p> {
     /// group whose first sample is earliest.
     pub(super) fn largest_stack(&self) -> Option<Pick> {
         let (stack, samples, time, tied) =
-            self.largest_group(self.profile.stacks.len(), |k| self.stack(k).index())?;
+            self.largest_group(self.profile.stacks.len(), |s| s.index())?;
         Some(Pick {
             target: super::Target::Stack(StackIndex::new(stack)),
             samples,
@@ -172,32 +217,26 @@ impl<'p> Weighted<'p> {
         })
     }
 
-    /// The largest group of candidates when `group(k)` (< `n`) is candidate `k`'s group
-    /// (its stack, or its collapsed stack): (group, samples, time, tied with another
-    /// group); ties go to the group whose first sample is earliest. `None` without
-    /// candidates.
+    /// The largest group of candidates when `group(s)` (< `n`) is the group of the
+    /// candidates on stack `s` (the stack itself, or its collapsed stack): (group, samples,
+    /// time, tied with another group); ties go to the group whose first sample is
+    /// earliest. `None` without candidates.
     pub(super) fn largest_group(
         &self,
         n: usize,
-        group: impl Fn(usize) -> usize,
+        group: impl Fn(StackIndex) -> usize,
     ) -> Option<(usize, usize, TimeDelta, bool)> {
-        // Per group: (count, first position, time), indexed densely.
+        // Per group: (count, first position, time), indexed densely. Run by run: a group's
+        // time is the sum of its runs' (weights are never negative, so adding the runs'
+        // saturating sums saturates where adding every weight would).
         let mut groups: Vec<(usize, usize, TimeDelta)> = vec![(0, usize::MAX, TimeDelta::ZERO); n];
-        // Run by run of equal groups (samples mostly repeat their neighbour's stack), so
-        // the counters are written once per run, not read back after every sample.
-        let mut k = 0;
-        while k < self.len() {
-            let (g, first) = (group(k), k);
-            while k < self.len() && group(k) == g {
-                k += 1;
-            }
-            let time = self.weight_sum(first, k);
-            let e = &mut groups[g];
+        for run in &self.runs {
+            let e = &mut groups[group(run.stack)];
             if e.0 == 0 {
-                e.1 = first;
+                e.1 = run.start;
             }
-            e.0 += k - first;
-            e.2 = e.2 + time;
+            e.0 += run.len();
+            e.2 = e.2 + self.run_weight(run);
         }
         let (g, &(samples, _, time)) = groups
             .iter()
@@ -215,6 +254,90 @@ impl<'p> Weighted<'p> {
     /// window start to the first candidate, between candidates, or from the last one to
     /// the window end.
     pub(super) fn has_gap_over(&self, gap: TimeDelta) -> bool {
-        self.edge_gap > gap || self.ts().windows(2).any(|p| p[1].since(p[0]) > gap)
+        self.edge_gap > gap || has_step_over(self.ts(), gap)
+    }
+}
+
+/// True when a step between consecutive times of `ts` (sorted) is longer than `gap`. The
+/// steps of a stretch add up to its span, so a stretch spanning no more than `gap` holds no
+/// longer step: halves are looked into only while they span more, and a window of
+/// thousands of samples costs a few hundred spans, not a step per sample.
+fn has_step_over(ts: &[Timestamp], gap: TimeDelta) -> bool {
+    let (Some(&first), Some(&last)) = (ts.first(), ts.last()) else {
+        return false;
+    };
+    if last.since(first) <= gap {
+        return false;
+    }
+    if ts.len() <= 32 {
+        return ts.windows(2).any(|p| p[1].since(p[0]) > gap);
+    }
+    // The halves share the middle row, so every step is in one of them.
+    let mid = ts.len() / 2;
+    has_step_over(&ts[..=mid], gap) || has_step_over(&ts[mid..], gap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_step_over_the_gap_is_found_by_halves_as_by_every_step() {
+        // Sorted pseudo-random times with steps of 0–99 ns, some 1 µs, and times near the
+        // ends of the clock (steps that saturate): the halving answer is the plain one's.
+        let mut x = 7u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        let every_step = |ts: &[Timestamp], gap| ts.windows(2).any(|p| p[1].since(p[0]) > gap);
+        for case in 0..300 {
+            let mut t = if case % 10 == 0 { i64::MIN + 50 } else { 0 };
+            let ts: Vec<Timestamp> = (0..next(300))
+                .map(|_| {
+                    t = t.saturating_add(if next(50) == 0 {
+                        1000
+                    } else {
+                        next(100) as i64
+                    });
+                    if case % 10 == 0 && next(100) == 0 {
+                        t = t.max(i64::MAX - 40);
+                    }
+                    Timestamp::from_nanos(t)
+                })
+                .collect();
+            for gap in [0, 50, 98, 99, 500, 999, 1000, i64::MAX - 1, i64::MAX] {
+                let gap = TimeDelta::from_nanos(gap);
+                assert_eq!(
+                    has_step_over(&ts, gap),
+                    every_step(&ts, gap),
+                    "case {case}, gap {gap:?}"
+                );
+            }
+        }
+        // A 2 µs step among 1000 steps of 10 ns, at either end or inside.
+        for at in [0, 500, 999] {
+            let ts: Vec<Timestamp> = (0..=1000)
+                .map(|k| Timestamp::from_nanos(k * 10 + if k > at { 2000 } else { 0 }))
+                .collect();
+            assert!(has_step_over(&ts, TimeDelta::from_nanos(2000)), "{at}");
+            assert!(!has_step_over(&ts, TimeDelta::from_nanos(2010)), "{at}");
+        }
+    }
+
+    #[test]
+    fn runs_are_the_longest_stretches_of_one_stack() {
+        let s = |v: &[usize]| v.iter().map(|&i| StackIndex::new(i)).collect::<Vec<_>>();
+        // Runs over 8 long and short, at the ends.
+        let stacks = s(&[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 3, 3, 3, 3, 3, 3, 3, 3, 1]);
+        assert_eq!(run_length(&stacks, StackIndex::new(1)), 10);
+        assert_eq!(run_length(&stacks[10..], StackIndex::new(2)), 1);
+        assert_eq!(run_length(&stacks[11..], StackIndex::new(3)), 8);
+        assert_eq!(run_length(&stacks[19..], StackIndex::new(1)), 1);
+        assert_eq!(run_length(&stacks[..16], StackIndex::new(1)), 10);
+        assert_eq!(run_length(&s(&[4; 16]), StackIndex::new(4)), 16);
+        assert_eq!(run_length(&[], StackIndex::new(4)), 0);
     }
 }

@@ -7,6 +7,7 @@
 //! — so memory holds one window's samples at a time, never the whole profile.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 use super::index::StackIndex;
 use super::tables::SampleTable;
@@ -114,11 +115,23 @@ const KEEP_DECODED: u32 = 4096;
 /// each row out of place is moved back into place (insertion, in place, no buffers) while
 /// the moves stay within a budget linear in the rows; past it, the rest is sorted as
 /// pairs. Insertion never passes an equal time, so both ways keep ties in profile order.
-fn sort_rows(ts: &mut Vec<Timestamp>, stack: &mut Vec<StackIndex>) {
+/// `in_order` (ascending, disjoint) are stretches of rows known to be in time order (a
+/// chunk without negative deltas, or several in a row): once a row of one is in place, so
+/// are the rest of it, which the walk passes over (most windows are one such stretch).
+fn sort_rows(ts: &mut Vec<Timestamp>, stack: &mut Vec<StackIndex>, in_order: &[Range<usize>]) {
     let mut budget = 4 * ts.len() + 64;
-    for k in 1..ts.len() {
+    let mut stretches = in_order.iter().peekable();
+    let mut k = 1;
+    while k < ts.len() {
         let t = ts[k];
         if t >= ts[k - 1] {
+            // Rows before `k` are sorted and those from `k` not yet moved: inside a
+            // stretch in order, every row after `k` is no earlier than the one before.
+            while stretches.next_if(|r| r.end <= k).is_some() {}
+            k = match stretches.peek() {
+                Some(r) if r.start <= k => r.end,
+                _ => k + 1,
+            };
             continue;
         }
         let to = ts[..k].partition_point(|&x| x <= t);
@@ -134,6 +147,19 @@ fn sort_rows(ts: &mut Vec<Timestamp>, stack: &mut Vec<StackIndex>) {
         budget -= k - to;
         ts[to..=k].rotate_right(1);
         stack[to..=k].rotate_right(1);
+        k += 1;
+    }
+}
+
+/// Adds rows `before..ts.len()`, just appended and in time order, to the stretches in
+/// order of [`sort_rows`]: joined to the last stretch when they follow it in order.
+fn push_in_order(in_order: &mut Vec<Range<usize>>, ts: &[Timestamp], before: usize) {
+    if ts.len() == before {
+        return;
+    }
+    match in_order.last_mut() {
+        Some(last) if last.end == before && ts[before] >= ts[before - 1] => last.end = ts.len(),
+        _ => in_order.push(before..ts.len()),
     }
 }
 
@@ -312,7 +338,7 @@ impl Placement {
         };
         let rows = (&mut d.ts, &mut d.stack, &mut d.reordered);
         d.unknown = self.read_rows(i, file, stacks, rows, &mut Default::default())?;
-        sort_rows(&mut d.ts, &mut d.stack);
+        sort_rows(&mut d.ts, &mut d.stack, &[]);
         d.reordered.sort_unstable();
         Some(d)
     }
@@ -474,7 +500,11 @@ impl Placement {
         // time alone gives (time, profile order).
         let inside =
             |v: &[Timestamp]| v.partition_point(|&t| t < start)..v.partition_point(|&t| t < end);
+        // Stretches of rows in time order: each chunk's rows are when decoded, plain, or
+        // read without a negative delta.
+        let mut in_order: Vec<Range<usize>> = Vec::new();
         for (j, &i) in meeting.iter().enumerate() {
+            let before = ts.len();
             if let Some(&next) = meeting.get(j + 1) {
                 self.prefetch(next, file);
             }
@@ -495,20 +525,27 @@ impl Placement {
                         let r = inside(&d.ts);
                         ts.extend_from_slice(&d.ts[r.clone()]);
                         stack.extend_from_slice(&d.stack[r]);
+                        push_in_order(&mut in_order, &ts, before);
                     }
                 }
                 continue;
             }
             if self.append_plain(i, file, stacks, (&mut ts, &mut stack), &mut scratch) {
+                push_in_order(&mut in_order, &ts, before);
                 continue;
             }
+            let steps_before = out.reordered.len();
             let rows = (&mut ts, &mut stack, &mut out.reordered);
             match self.read_rows(i, file, stacks, rows, &mut buffers) {
                 Some(unknown) => out.unknown += unknown,
                 None => out.unreadable += 1,
             }
+            // Without a negative delta the chunk's times only grow.
+            if out.reordered.len() == steps_before {
+                push_in_order(&mut in_order, &ts, before);
+            }
         }
-        sort_rows(&mut ts, &mut stack);
+        sort_rows(&mut ts, &mut stack, &in_order);
         out.reordered.sort_unstable();
         out.table = SampleTable { ts, stack };
         out
@@ -534,18 +571,26 @@ mod tests {
     fn rows_sort_stably_whether_nearly_sorted_or_not() {
         // Times with ties; the stack is each row's input position, so the expected order
         // (a stable sort by time) is known: by time, then position.
+        // Each also from its sorted prefix (up to the first row earlier than the one before).
         let check = |times: &[i64]| {
-            let mut ts: Vec<Timestamp> = times.iter().map(|&t| Timestamp::from_nanos(t)).collect();
-            let mut stack: Vec<StackIndex> = (0..ts.len()).map(StackIndex::new).collect();
-            let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
-            expected.sort();
-            sort_rows(&mut ts, &mut stack);
-            let got: Vec<(i64, usize)> = ts
-                .iter()
-                .zip(&stack)
-                .map(|(t, s)| (t.as_nanos(), s.index()))
-                .collect();
-            assert_eq!(got, expected, "{times:?}");
+            let prefix = (1..times.len())
+                .find(|&k| times[k] < times[k - 1])
+                .unwrap_or(times.len());
+            let stretch = 0..prefix;
+            for in_order in [&[][..], std::slice::from_ref(&stretch)] {
+                let mut ts: Vec<Timestamp> =
+                    times.iter().map(|&t| Timestamp::from_nanos(t)).collect();
+                let mut stack: Vec<StackIndex> = (0..ts.len()).map(StackIndex::new).collect();
+                let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
+                expected.sort();
+                sort_rows(&mut ts, &mut stack, in_order);
+                let got: Vec<(i64, usize)> = ts
+                    .iter()
+                    .zip(&stack)
+                    .map(|(t, s)| (t.as_nanos(), s.index()))
+                    .collect();
+                assert_eq!(got, expected, "{times:?} {in_order:?}");
+            }
         };
         check(&[]);
         check(&[5]);
@@ -566,6 +611,48 @@ mod tests {
             })
             .collect();
         check(&random);
+    }
+
+    #[test]
+    fn rows_sort_stably_past_the_stretches_known_in_order() {
+        // Stretches in order, each starting at a pseudo-random time (often before the end
+        // of the one before: a chunk met again after others), between rows out of order;
+        // the expected order is a stable sort by time (stacks are input positions).
+        let mut x = 99u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for _ in 0..200 {
+            let (mut times, mut in_order) = (Vec::new(), Vec::new());
+            for _ in 0..next(6) {
+                let start = times.len();
+                let mut t = next(500) as i64;
+                for _ in 0..next(40) {
+                    t += next(30) as i64;
+                    times.push(t);
+                }
+                if next(3) > 0 {
+                    in_order.push(start..times.len());
+                } else {
+                    // Out of order, not a stretch.
+                    times[start..].reverse();
+                }
+            }
+            let mut ts: Vec<Timestamp> = times.iter().map(|&t| Timestamp::from_nanos(t)).collect();
+            let mut stack: Vec<StackIndex> = (0..ts.len()).map(StackIndex::new).collect();
+            let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
+            expected.sort();
+            sort_rows(&mut ts, &mut stack, &in_order);
+            let got: Vec<(i64, usize)> = ts
+                .iter()
+                .zip(&stack)
+                .map(|(t, s)| (t.as_nanos(), s.index()))
+                .collect();
+            assert_eq!(got, expected, "{times:?} {in_order:?}");
+        }
     }
 
     #[test]
