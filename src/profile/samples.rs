@@ -567,6 +567,22 @@ mod tests {
         }
     }
 
+    /// `sort_rows` over `times` (stacks are input positions), with `in_order` the stretches
+    /// known in order, gives a stable sort by time: by time, then position.
+    fn assert_sorts_stably(times: &[i64], in_order: &[Range<usize>]) {
+        let mut ts: Vec<Timestamp> = times.iter().map(|&t| Timestamp::from_nanos(t)).collect();
+        let mut stack: Vec<StackIndex> = (0..ts.len()).map(StackIndex::new).collect();
+        let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
+        expected.sort();
+        sort_rows(&mut ts, &mut stack, in_order);
+        let got: Vec<(i64, usize)> = ts
+            .iter()
+            .zip(&stack)
+            .map(|(t, s)| (t.as_nanos(), s.index()))
+            .collect();
+        assert_eq!(got, expected, "{times:?} {in_order:?}");
+    }
+
     #[test]
     fn rows_sort_stably_whether_nearly_sorted_or_not() {
         // Times with ties; the stack is each row's input position, so the expected order
@@ -578,18 +594,7 @@ mod tests {
                 .unwrap_or(times.len());
             let stretch = 0..prefix;
             for in_order in [&[][..], std::slice::from_ref(&stretch)] {
-                let mut ts: Vec<Timestamp> =
-                    times.iter().map(|&t| Timestamp::from_nanos(t)).collect();
-                let mut stack: Vec<StackIndex> = (0..ts.len()).map(StackIndex::new).collect();
-                let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
-                expected.sort();
-                sort_rows(&mut ts, &mut stack, in_order);
-                let got: Vec<(i64, usize)> = ts
-                    .iter()
-                    .zip(&stack)
-                    .map(|(t, s)| (t.as_nanos(), s.index()))
-                    .collect();
-                assert_eq!(got, expected, "{times:?} {in_order:?}");
+                assert_sorts_stably(times, in_order);
             }
         };
         check(&[]);
@@ -641,17 +646,7 @@ mod tests {
                     times[start..].reverse();
                 }
             }
-            let mut ts: Vec<Timestamp> = times.iter().map(|&t| Timestamp::from_nanos(t)).collect();
-            let mut stack: Vec<StackIndex> = (0..ts.len()).map(StackIndex::new).collect();
-            let mut expected: Vec<(i64, usize)> = times.iter().copied().zip(0..).collect();
-            expected.sort();
-            sort_rows(&mut ts, &mut stack, &in_order);
-            let got: Vec<(i64, usize)> = ts
-                .iter()
-                .zip(&stack)
-                .map(|(t, s)| (t.as_nanos(), s.index()))
-                .collect();
-            assert_eq!(got, expected, "{times:?} {in_order:?}");
+            assert_sorts_stably(&times, &in_order);
         }
     }
 
