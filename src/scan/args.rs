@@ -69,6 +69,35 @@ impl ArgsParser {
     }
 }
 
+impl ArgsParser {
+    /// [`ArgsParser::with`], handing `f` the parser's tape (the values in file order,
+    /// every member of an object kept, a repeated key too) rather than a tree of maps:
+    /// the same bytes are accepted and the same repairs and cuts made.
+    pub(crate) fn with_tape<R>(
+        &mut self,
+        raw: &[u8],
+        f: impl FnOnce(simd_json::tape::Value<'_, '_>) -> R,
+    ) -> Option<R> {
+        let raw = if raw.len() > LONG_STRING {
+            self.shortened.clear();
+            self.cut += cut_long_strings(raw, &mut self.shortened);
+            &self.shortened[..]
+        } else {
+            raw
+        };
+        self.buf.clear();
+        self.buf.extend_from_slice(raw);
+        if let Ok(t) = simd_json::to_tape_with_buffers(&mut self.buf, &mut self.buffers) {
+            return Some(f(t.as_value()));
+        }
+        self.buf.clear();
+        repair(raw, &mut self.buf);
+        simd_json::to_tape_with_buffers(&mut self.buf, &mut self.buffers)
+            .ok()
+            .map(|t| f(t.as_value()))
+    }
+}
+
 /// Copies `raw` to `out` with each string whose content is longer than [`LONG_STRING`]
 /// bytes cut to at most that many, at a character and escape boundary; returns how many
 /// were cut. Bytes that are not JSON are copied as they are (the parser then says so).
@@ -172,6 +201,11 @@ fn repair(raw: &[u8], out: &mut Vec<u8>) {
 
 /// A number as `i64`: integers, floats without fraction, and integers written as strings.
 pub(crate) fn int(v: &BorrowedValue<'_>) -> Option<i64> {
+    scalar_int(v)
+}
+
+/// [`int`] of any parsed scalar (a tree's value or a tape's).
+pub(crate) fn scalar_int<V: ValueAsScalar + ?Sized>(v: &V) -> Option<i64> {
     if let Some(i) = v.as_i64() {
         return Some(i);
     }

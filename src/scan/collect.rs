@@ -7,7 +7,7 @@ use std::ops::Range;
 use simd_json::BorrowedValue;
 use simd_json::prelude::*;
 
-use super::args::{ArgsParser, field, int, micros_as_nanos, text};
+use super::args::{ArgsParser, field, int, micros_as_nanos, scalar_int, text};
 use super::chunk::DeltaSummary;
 use super::event::{Phase, TraceEvent};
 use super::records::*;
@@ -523,18 +523,31 @@ impl Collector {
         // The sample arrays are set last (a default one would be allocated, then dropped).
         let mut nodes = Vec::new();
         if let Some(r) = &layout.nodes {
-            match self.args.with(&args[r.clone()], |v| {
-                // Sized to the array, not grown by doubling: a stream keeps every
-                // chunk's nodes until the scan ends, and the unused half of a doubled
-                // vector was a quarter of the peak heap on an event-heavy 1 GB trace.
-                v.as_array()
-                    .map(|a| {
-                        let mut nodes = Vec::with_capacity(a.len());
-                        nodes.extend(a.iter().filter_map(node));
-                        nodes
-                    })
-                    .unwrap_or_default()
-            }) {
+            // Read from the parser's tape; an array with an object of over 32 members
+            // (which the tree keeps hash-backed) is read again as a tree.
+            let read = match self.args.with_tape(&args[r.clone()], nodes_from_tape) {
+                Some(Some(read)) => Some(read),
+                Some(None) => {
+                    // Strings cut were counted by the first read.
+                    let cut = self.args.cut;
+                    let read = self.args.with(&args[r.clone()], |v| {
+                        // Sized to the array, not grown by doubling: a stream keeps every
+                        // chunk's nodes until the scan ends, and the unused half of a doubled
+                        // vector was a quarter of the peak heap on an event-heavy 1 GB trace.
+                        v.as_array()
+                            .map(|a| {
+                                let mut nodes = Vec::with_capacity(a.len());
+                                nodes.extend(a.iter().filter_map(node));
+                                nodes
+                            })
+                            .unwrap_or_default()
+                    });
+                    self.args.cut = cut;
+                    read
+                }
+                None => None,
+            };
+            match read {
                 Some(read) => nodes = read,
                 None => return bad(self),
             }
@@ -872,6 +885,87 @@ fn node(v: &BorrowedValue<'_>) -> Option<Node> {
     })
 }
 
+/// The nodes of a `nodes` value read from its tape, as [`node`] reads them from a tree
+/// (empty when not an array; sized to the array). `None` when a node or its `callFrame`
+/// has over 32 members, which the tree reads by hash.
+fn nodes_from_tape(v: simd_json::tape::Value<'_, '_>) -> Option<Vec<Node>> {
+    let Some(a) = v.as_array() else {
+        return Some(Vec::new());
+    };
+    let mut nodes = Vec::with_capacity(a.len());
+    for n in a.iter() {
+        let Some(o) = n.as_object() else { continue };
+        if o.len() > 32 {
+            return None;
+        }
+        let (mut id, mut cf, mut parent, mut children) = (None, None, None, None);
+        for (k, x) in o.iter() {
+            match k {
+                "id" => id = Some(x),
+                "callFrame" => cf = Some(x),
+                "parent" => parent = Some(x),
+                "children" => children = Some(x),
+                _ => {}
+            }
+        }
+        let (mut function_name, mut url, mut script_id, mut line, mut column) =
+            (None, None, None, None, None);
+        if let Some(c) = cf.and_then(|c| c.as_object()) {
+            if c.len() > 32 {
+                return None;
+            }
+            for (k, x) in c.iter() {
+                match k {
+                    "functionName" => function_name = Some(x),
+                    "url" => url = Some(x),
+                    "scriptId" => script_id = Some(x),
+                    "lineNumber" => line = Some(x),
+                    "columnNumber" => column = Some(x),
+                    _ => {}
+                }
+            }
+        }
+        let Some(id) = id.and_then(|x| scalar_int(&x)) else {
+            continue;
+        };
+        let text = |x: Option<simd_json::tape::Value<'_, '_>>| {
+            x.and_then(|x| x.as_str().map(str::to_owned))
+                .unwrap_or_default()
+        };
+        let position = |x: Option<simd_json::tape::Value<'_, '_>>| {
+            x.and_then(|x| scalar_int(&x))
+                .and_then(|n| i32::try_from(n).ok())
+                .unwrap_or(-1)
+        };
+        nodes.push(Node {
+            id: NodeId(id),
+            parent: parent.and_then(|x| scalar_int(&x)).map(NodeId),
+            children: children
+                .and_then(|c| c.as_array())
+                .map(|c| {
+                    c.iter()
+                        .filter_map(|x| scalar_int(&x))
+                        .map(NodeId)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            call_frame: CallFrame {
+                function_name: text(function_name),
+                url: text(url),
+                script_id: script_id
+                    .map(|s| match s.as_str() {
+                        Some(t) => t.to_owned(),
+                        None => scalar_int(&s).map(|i| i.to_string()).unwrap_or_default(),
+                    })
+                    .unwrap_or_default(),
+                line_number: position(line),
+                column_number: position(column),
+            },
+        });
+    }
+    Some(nodes)
+}
+
 /// [`node`] of an object too large to be read in file order (hash-backed), key by key.
 fn node_by_field(v: &BorrowedValue<'_>) -> Option<Node> {
     let id = NodeId(int(field(v, "id")?)?);
@@ -957,6 +1051,16 @@ mod tests {
             })
             .unwrap();
         assert_eq!(got.0, got.1);
+        // The tape reader: the same nodes without the 41-key one, none with it (the
+        // caller reads those arrays as a tree).
+        let (head, _) = raw.rsplit_once(",\n").unwrap();
+        let from_tape = p
+            .with_tape(format!("{head}]").as_bytes(), nodes_from_tape)
+            .unwrap()
+            .unwrap();
+        let flat: Vec<Node> = got.0[..4].iter().flatten().cloned().collect();
+        assert_eq!(from_tape, flat);
+        assert_eq!(p.with_tape(raw.as_bytes(), nodes_from_tape), Some(None));
         let n = got.0[0].as_ref().unwrap();
         assert_eq!((n.id, n.parent), (NodeId(2), Some(NodeId(9))));
         assert_eq!(n.children, vec![NodeId(3), NodeId(4)]);
