@@ -818,37 +818,105 @@ fn page_urls(mut pages: Vec<PageUrl>) -> Vec<PageUrl> {
 }
 
 fn node(v: &BorrowedValue<'_>) -> Option<Node> {
-    let id = NodeId(int(field(v, "id")?)?);
-    let cf = field(v, "callFrame");
-    let get_text = |k| cf.and_then(|c| text(c, k)).unwrap_or_default();
-    let get_pos = |k| {
-        cf.and_then(|c| field(c, k))
-            .and_then(int)
-            .and_then(|n| i32::try_from(n).ok())
-            .unwrap_or(-1)
+    let o = v.as_object()?;
+    if o.len() > 32 {
+        return node_by_field(v);
+    }
+    // One pass over the members, a later repeat of a key replacing the earlier one (as
+    // `field` reads small objects), instead of one pass per key.
+    let (mut id, mut cf, mut parent, mut children) = (None, None, None, None);
+    for (k, x) in o.iter() {
+        match k.as_ref() {
+            "id" => id = Some(x),
+            "callFrame" => cf = Some(x),
+            "parent" => parent = Some(x),
+            "children" => children = Some(x),
+            _ => {}
+        }
+    }
+    let id = NodeId(int(id?)?);
+    let call_frame = match cf.and_then(|c| c.as_object()) {
+        Some(c) if c.len() <= 32 => {
+            let (mut function_name, mut url, mut script_id, mut line, mut column) =
+                (None, None, None, None, None);
+            for (k, x) in c.iter() {
+                match k.as_ref() {
+                    "functionName" => function_name = Some(x),
+                    "url" => url = Some(x),
+                    "scriptId" => script_id = Some(x),
+                    "lineNumber" => line = Some(x),
+                    "columnNumber" => column = Some(x),
+                    _ => {}
+                }
+            }
+            let text = |x: Option<&BorrowedValue<'_>>| {
+                x.and_then(|x| x.as_str())
+                    .map(str::to_owned)
+                    .unwrap_or_default()
+            };
+            CallFrame {
+                function_name: text(function_name),
+                url: text(url),
+                script_id: script_id_text(script_id),
+                line_number: position(line),
+                column_number: position(column),
+            }
+        }
+        _ => call_frame_by_field(cf),
     };
-    let script_id = cf
-        .and_then(|c| field(c, "scriptId"))
-        .map(|s| match s.as_str() {
-            Some(t) => t.to_owned(),
-            None => int(s).map(|i| i.to_string()).unwrap_or_default(),
-        })
-        .unwrap_or_default();
+    Some(Node {
+        id,
+        parent: parent.and_then(int).map(NodeId),
+        children: node_children(children),
+        call_frame,
+    })
+}
+
+/// [`node`] of an object too large to be read in file order (hash-backed), key by key.
+fn node_by_field(v: &BorrowedValue<'_>) -> Option<Node> {
+    let id = NodeId(int(field(v, "id")?)?);
     Some(Node {
         id,
         parent: field(v, "parent").and_then(int).map(NodeId),
-        children: field(v, "children")
-            .and_then(|c| c.as_array())
-            .map(|c| c.iter().filter_map(int).map(NodeId).collect())
-            .unwrap_or_default(),
-        call_frame: CallFrame {
-            function_name: get_text("functionName"),
-            url: get_text("url"),
-            script_id,
-            line_number: get_pos("lineNumber"),
-            column_number: get_pos("columnNumber"),
-        },
+        children: node_children(field(v, "children")),
+        call_frame: call_frame_by_field(field(v, "callFrame")),
     })
+}
+
+/// A node's `callFrame` read key by key (any object, or none: empty texts, positions -1).
+fn call_frame_by_field(cf: Option<&BorrowedValue<'_>>) -> CallFrame {
+    let get_text = |k| cf.and_then(|c| text(c, k)).unwrap_or_default();
+    let get_pos = |k| position(cf.and_then(|c| field(c, k)));
+    CallFrame {
+        function_name: get_text("functionName"),
+        url: get_text("url"),
+        script_id: script_id_text(cf.and_then(|c| field(c, "scriptId"))),
+        line_number: get_pos("lineNumber"),
+        column_number: get_pos("columnNumber"),
+    }
+}
+
+/// A `lineNumber` or `columnNumber`: -1 when missing or not an `i32`.
+fn position(x: Option<&BorrowedValue<'_>>) -> i32 {
+    x.and_then(int)
+        .and_then(|n| i32::try_from(n).ok())
+        .unwrap_or(-1)
+}
+
+/// A `scriptId` as text: a string as it is, an integer in decimal, else empty.
+fn script_id_text(x: Option<&BorrowedValue<'_>>) -> String {
+    x.map(|s| match s.as_str() {
+        Some(t) => t.to_owned(),
+        None => int(s).map(|i| i.to_string()).unwrap_or_default(),
+    })
+    .unwrap_or_default()
+}
+
+/// A node's `children` ids (the integers of the array; none when not an array).
+fn node_children(c: Option<&BorrowedValue<'_>>) -> Vec<NodeId> {
+    c.and_then(|c| c.as_array())
+        .map(|c| c.iter().filter_map(int).map(NodeId).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -863,6 +931,61 @@ mod tests {
             c.event(&ev);
         }
         c.finish()
+    }
+
+    #[test]
+    fn nodes_read_in_one_pass_as_key_by_key() {
+        let mut p = ArgsParser::default();
+        // Repeated keys (the last counts), positions that are strings, floats or beyond
+        // i32, a numeric scriptId, a callFrame that is not an object, and a node of over
+        // 32 keys (hash-backed) whose callFrame is read key by key.
+        let many: String = (0..40).map(|k| format!(r#""k{k}":{k},"#)).collect();
+        let raw = format!(
+            r#"[{{"id":1,"callFrame":{{"functionName":"a","functionName":"b","url":"u.js","scriptId":7,"lineNumber":"3","columnNumber":4.0}},"parent":9,"id":2,"children":[3,"4",5.5]}},
+            {{"id":3,"callFrame":{{"lineNumber":3000000000,"columnNumber":-2,"scriptId":"s"}}}},
+            {{"id":4,"callFrame":"f"}},
+            {{"callFrame":{{}}}},
+            {{{many}"id":5,"callFrame":{{"functionName":"g","url":"v.js","lineNumber":1}},"parent":4}}]"#
+        );
+        let got = p
+            .with(raw.as_bytes(), |v| {
+                let a = v.as_array().unwrap();
+                (
+                    a.iter().map(node).collect::<Vec<_>>(),
+                    a.iter().map(node_by_field).collect::<Vec<_>>(),
+                )
+            })
+            .unwrap();
+        assert_eq!(got.0, got.1);
+        let n = got.0[0].as_ref().unwrap();
+        assert_eq!((n.id, n.parent), (NodeId(2), Some(NodeId(9))));
+        assert_eq!(n.children, vec![NodeId(3), NodeId(4)]);
+        assert_eq!(n.call_frame.function_name, "b");
+        assert_eq!(n.call_frame.url, "u.js");
+        assert_eq!(n.call_frame.script_id, "7");
+        assert_eq!(
+            (n.call_frame.line_number, n.call_frame.column_number),
+            (3, 4)
+        );
+        let n = got.0[1].as_ref().unwrap();
+        assert_eq!(
+            (n.call_frame.line_number, n.call_frame.column_number),
+            (-1, -2)
+        );
+        assert_eq!(n.call_frame.script_id, "s");
+        let n = got.0[2].as_ref().unwrap();
+        assert_eq!((n.id, n.call_frame.line_number), (NodeId(4), -1));
+        assert!(n.call_frame.function_name.is_empty());
+        assert!(got.0[3].is_none());
+        let n = got.0[4].as_ref().unwrap();
+        assert_eq!((n.id, n.parent), (NodeId(5), Some(NodeId(4))));
+        assert_eq!(
+            (
+                n.call_frame.function_name.as_str(),
+                n.call_frame.line_number
+            ),
+            ("g", 1)
+        );
     }
 
     #[test]
