@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use crate::chain::{self, ChainConfig, Flags};
 use crate::enrich::{Enrichment, FileContext, FileEnricher};
 use crate::error::{AnalyzeError, Error};
-use crate::input::{self, BlockSource, InputPath, gzip::GzipError};
+use crate::input::{self, BlockSource, InputPath, gzip::GzipError, pages::Pages};
 use crate::reader::field::{self, TaskEntries};
 use crate::reader::{self, Recording};
 use crate::report::{FileReport, FileStats, ReportRow};
@@ -171,7 +171,7 @@ pub(crate) fn analyze_input_deferring(
     let (result, bytes) = match source {
         input::Source::Whole(bytes) => {
             let n = bytes.len() as u64;
-            let result = analyze_whole(&name, &bytes, &|| bytes.release_pages(), s, later);
+            let result = analyze_whole(&name, &bytes, bytes.pages(), s, later);
             later.keep(bytes);
             (result, n)
         }
@@ -186,7 +186,7 @@ pub(crate) fn analyze_input_deferring(
                 progress: None,
                 ..s.clone()
             };
-            let result = analyze_whole(&name, &gz.bytes, &|| {}, &quiet, later);
+            let result = analyze_whole(&name, &gz.bytes, Pages::Owned, &quiet, later);
             later.keep(gz.bytes);
             (result, gz.compressed_len)
         }
@@ -235,19 +235,20 @@ pub(crate) fn analyze_bytes_deferring(
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
-    analyze_whole(file, bytes, &|| {}, s, later)
+    analyze_whole(file, bytes, Pages::Owned, s, later)
 }
 
-/// [`analyze_bytes_deferring`], calling `read_once` when every byte has been read once
-/// (after a trace's scan, after field data's parse): a mapped file then lets its pages go
-/// ([`input::TraceBytes::release_pages`]); later reads of it fault them in again.
+/// [`analyze_bytes_deferring`] over bytes whose pages take `pages` advice: a mapped file
+/// lets its pages go once every byte has been read once (range by range in the scan of a
+/// trace, after field data's parse); later reads of it fault them in again.
 fn analyze_whole(
     file: &str,
     bytes: &[u8],
-    read_once: &dyn Fn(),
+    pages: Pages,
     s: &Settings,
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
+    let read_once = &|| pages.done_with(bytes);
     // UTF-16 (PowerShell's `>`): read as the same text in UTF-8.
     if let Some(utf8) = input::encoding::transcode(bytes, input::encoding::sniff(bytes)) {
         read_once();
@@ -262,9 +263,8 @@ fn analyze_whole(
         }
     };
     let timer = Timer::start(file, s.stage_done.as_ref());
-    let trace = scan::scan_with_progress(bytes, start, true, s.progress.as_deref())
+    let trace = scan::scan_with_progress(bytes, start, true, pages, s.progress.as_deref())
         .map_err(AnalyzeError::from)?;
-    read_once();
     timer.lap("scan");
     let mut trace = trace;
     if let Some((from, to)) =

@@ -10,6 +10,7 @@
 pub(crate) mod encoding;
 pub(crate) mod gzip;
 pub(crate) mod identity;
+pub(crate) mod pages;
 #[cfg(feature = "cli")]
 pub(crate) mod paths;
 
@@ -116,17 +117,13 @@ impl Deref for TraceBytes {
 }
 
 impl TraceBytes {
-    /// Lets the kernel take back the pages of a mapped file that reading touched: they
-    /// stay in the page cache and a later read faults them in again, but a mapped page
-    /// counts in the process's memory until it is let go (a 182 MB trace scanned whole
-    /// kept 182 MB resident through every later stage). Owned bytes are left as they are.
-    pub(crate) fn release_pages(&self) {
-        #[cfg(unix)]
-        if let TraceBytes::Mapped(m) = self {
-            // SAFETY: the map is read-only and private, so no page holds data of ours
-            // that dropping it would lose: MADV_DONTNEED makes the next read of a page
-            // fault it in from the file again, with the same bytes.
-            let _ = unsafe { m.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    /// What advice the bytes take about their pages ([`pages::Pages`]): a map of a file
+    /// lets its pages go once read, so that a 182 MB trace scanned whole does not stay
+    /// resident through every later stage.
+    pub(crate) fn pages(&self) -> pages::Pages {
+        match self {
+            TraceBytes::Mapped(_) => pages::Pages::FileMap,
+            TraceBytes::Owned(_) => pages::Pages::Owned,
         }
     }
 }
@@ -191,11 +188,7 @@ pub(crate) fn open(
     if is_gzip(&map) {
         Ok(gzip_source(TraceBytes::Mapped(map), progress))
     } else {
-        // The whole map is read: its page-table entries are filled in one call rather
-        // than by a fault every few pages. Without support (before Linux 5.14) the map
-        // is read as before, faulting.
-        #[cfg(target_os = "linux")]
-        let _ = map.advise(memmap2::Advice::PopulateRead);
+        // Its pages are filled and let go range by range by the scan (`pages::Pages`).
         Ok(Source::Whole(TraceBytes::Mapped(map)))
     }
 }

@@ -20,6 +20,7 @@ pub(crate) mod stream;
 
 use std::collections::{BTreeSet, HashMap};
 
+use crate::input::pages::Pages;
 use crate::json::{LexError, skip_value, skip_ws};
 use crate::vocab::{Diagnostics, Pid, ProfileKey, ThreadKey};
 pub use collect::Collector;
@@ -442,14 +443,17 @@ pub(crate) fn is_ndjson(b: &[u8], start: usize) -> bool {
 /// current rayon pool (`split`); the result is the same as a sequential scan. Errors when
 /// not one event could be read.
 pub fn scan(b: &[u8], start: usize, keep_in_file: bool) -> Result<ScannedTrace, ScanError> {
-    scan_with_progress(b, start, keep_in_file, None)
+    scan_with_progress(b, start, keep_in_file, Pages::Owned, None)
 }
 
-/// [`scan`], adding the bytes scanned to `progress` as ranges finish (progress bars).
+/// [`scan`], advising the kernel about each range's `pages` as it is walked (filled
+/// before, let go after), and adding the bytes scanned to `progress` as ranges finish
+/// (progress bars).
 pub(crate) fn scan_with_progress(
     b: &[u8],
     start: usize,
     keep_in_file: bool,
+    pages: Pages,
     progress: Option<&std::sync::atomic::AtomicU64>,
 ) -> Result<ScannedTrace, ScanError> {
     let new_collector = || {
@@ -459,8 +463,14 @@ pub(crate) fn scan_with_progress(
             Collector::default()
         }
     };
-    let (mut c, mut walked) =
-        split::scan_ranges(b, start, is_ndjson(b, start), new_collector, progress);
+    let (mut c, mut walked) = split::scan_ranges(
+        b,
+        start,
+        is_ndjson(b, start),
+        new_collector,
+        pages,
+        progress,
+    );
     let first_close = walked.closed_at;
     let mut in_object = !is_ndjson(b, start) && b[..start].contains(&b'{');
     let mut notes = Vec::new();
@@ -496,7 +506,8 @@ pub(crate) fn scan_with_progress(
                 (at, start)
             }
         };
-        let (more, w) = split::scan_ranges(b, next, is_ndjson(b, next), new_collector, progress);
+        let (more, w) =
+            split::scan_ranges(b, next, is_ndjson(b, next), new_collector, pages, progress);
         if w.events == 0 {
             notes.push(ignored_after_note(at as u64, (b.len() - at) as u64, false));
             break;

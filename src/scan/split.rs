@@ -14,6 +14,7 @@ use rayon::prelude::*;
 
 use super::event::{Phase, TraceEvent};
 use super::{Collector, RangeEnd, Walked, walk};
+use crate::input::pages::Pages;
 use crate::json::skip_ws;
 
 /// Bytes per range. Tuned on the 1 GB benchmark traces (scripts/bench.sh, 2 cores):
@@ -42,17 +43,30 @@ pub fn with_range_bytes<R>(bytes: usize, f: impl FnOnce() -> R) -> R {
 }
 
 /// Walks the whole array from `b[start]`, in parallel ranges when it is large and the pool
-/// has more than one thread. Returns the merged collector and the last range's end.
+/// has more than one thread, each range's `pages` filled before its walk and let go after
+/// it (by the thread that walks it). Returns the merged collector and the last range's end.
 pub(crate) fn scan_ranges<F>(
     b: &[u8],
     start: usize,
     ndjson: bool,
     new: F,
+    pages: Pages,
     progress: Option<&AtomicU64>,
 ) -> (Collector, Walked)
 where
     F: Fn() -> Collector + Sync,
 {
+    // One range walked with its page advice: `until` as for `walk`.
+    let walk_advised = |c: &mut Collector, from: usize, until: usize| {
+        pages.will_read(&b[from..until.min(b.len())]);
+        let w = walk(b, from, until, ndjson, |ev| c.event(ev));
+        let end = match w.end {
+            RangeEnd::Reached(p) => p,
+            RangeEnd::Ended(_) => b.len(),
+        };
+        pages.done_with(&b[from..end.max(from)]);
+        w
+    };
     let report = |bytes: usize| {
         if let Some(p) = progress {
             p.fetch_add(bytes as u64, Ordering::Relaxed);
@@ -67,9 +81,7 @@ where
         let mut total = Walked::at(start);
         let mut pos = start;
         loop {
-            let mut w = walk(b, pos, pos.saturating_add(range_bytes), ndjson, |ev| {
-                c.event(ev)
-            });
+            let mut w = walk_advised(&mut c, pos, pos.saturating_add(range_bytes));
             let end = std::mem::replace(&mut w.end, RangeEnd::Reached(0));
             total.extend(w);
             match end {
@@ -99,7 +111,7 @@ where
     let walk_range = |from: usize, k: usize| {
         let until = bounds.get(k + 1).copied().unwrap_or(usize::MAX);
         let mut c = new();
-        let w = walk(b, from, until, ndjson, |ev| c.event(ev));
+        let w = walk_advised(&mut c, from, until);
         (c, w)
     };
     let results: Vec<(Collector, Walked)> = (0..bounds.len())
