@@ -238,9 +238,10 @@ pub(crate) fn analyze_bytes_deferring(
     analyze_whole(file, bytes, Pages::Owned, s, later)
 }
 
-/// [`analyze_bytes_deferring`] over bytes whose pages take `pages` advice: a mapped file
-/// lets its pages go once every byte has been read once (range by range in the scan of a
-/// trace, after field data's parse); later reads of it fault them in again.
+/// [`analyze_bytes_deferring`] over bytes whose pages take `pages` advice: the scan of a
+/// trace fills a mapped file's page tables range by range (its pages stay mapped for the
+/// windows of the long tasks, which read chunks again); field data's parse lets them go
+/// once every byte has been read, as nothing reads them again.
 fn analyze_whole(
     file: &str,
     bytes: &[u8],

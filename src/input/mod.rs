@@ -118,8 +118,7 @@ impl Deref for TraceBytes {
 
 impl TraceBytes {
     /// What advice the bytes take about their pages ([`pages::Pages`]): a map of a file
-    /// lets its pages go once read, so that a 182 MB trace scanned whole does not stay
-    /// resident through every later stage.
+    /// takes it, bytes of our own none.
     pub(crate) fn pages(&self) -> pages::Pages {
         match self {
             TraceBytes::Mapped(_) => pages::Pages::FileMap,

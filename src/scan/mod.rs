@@ -446,9 +446,8 @@ pub fn scan(b: &[u8], start: usize, keep_in_file: bool) -> Result<ScannedTrace, 
     scan_with_progress(b, start, keep_in_file, Pages::Owned, None)
 }
 
-/// [`scan`], advising the kernel about each range's `pages` as it is walked (filled
-/// before, let go after), and adding the bytes scanned to `progress` as ranges finish
-/// (progress bars).
+/// [`scan`], advising the kernel about each range's `pages` before it is walked, and
+/// adding the bytes scanned to `progress` as ranges finish (progress bars).
 pub(crate) fn scan_with_progress(
     b: &[u8],
     start: usize,

@@ -43,8 +43,8 @@ pub fn with_range_bytes<R>(bytes: usize, f: impl FnOnce() -> R) -> R {
 }
 
 /// Walks the whole array from `b[start]`, in parallel ranges when it is large and the pool
-/// has more than one thread, each range's `pages` filled before its walk and let go after
-/// it (by the thread that walks it). Returns the merged collector and the last range's end.
+/// has more than one thread, each range's `pages` filled before its walk by the thread
+/// that walks it. Returns the merged collector and the last range's end.
 pub(crate) fn scan_ranges<F>(
     b: &[u8],
     start: usize,
@@ -56,16 +56,12 @@ pub(crate) fn scan_ranges<F>(
 where
     F: Fn() -> Collector + Sync,
 {
-    // One range walked with its page advice: `until` as for `walk`.
+    // One range walked after its page advice: `until` as for `walk`. Its pages stay
+    // mapped: the windows of the long tasks read chunks again, and faulting them in a
+    // second time cost 12 % of a 1 GB trace's run.
     let walk_advised = |c: &mut Collector, from: usize, until: usize| {
         pages.will_read(&b[from..until.min(b.len())]);
-        let w = walk(b, from, until, ndjson, |ev| c.event(ev));
-        let end = match w.end {
-            RangeEnd::Reached(p) => p,
-            RangeEnd::Ended(_) => b.len(),
-        };
-        pages.done_with(&b[from..end.max(from)]);
-        w
+        walk(b, from, until, ndjson, |ev| c.event(ev))
     };
     let report = |bytes: usize| {
         if let Some(p) = progress {
