@@ -99,9 +99,10 @@ impl<'a> TraceEvent<'a> {
     /// Parses the object starting at `b[i]` (which must be `{`). `base` is the offset of
     /// `b[0]` in the file. Returns the event and the offset just past its `}`.
     ///
-    /// Events in Chrome's own layout are read by [`TraceEvent::parse_compact`]; any other
-    /// event (whitespace, escaped or long keys, cut or malformed bytes) by
-    /// [`TraceEvent::parse_general`], which gives the same result where both apply.
+    /// Events in Chrome's own layout, or pretty-printed, are read by
+    /// [`TraceEvent::parse_compact`]; any other event (escaped keys, whitespace before a
+    /// colon, cut or malformed bytes) by [`TraceEvent::parse_general`], which gives the
+    /// same result where both apply.
     #[inline]
     pub fn parse(b: &'a [u8], i: usize, base: u64) -> Lexed<(TraceEvent<'a>, usize)> {
         let mut ev = TraceEvent::empty(0);
@@ -178,9 +179,10 @@ impl<'a> TraceEvent<'a> {
     /// [`TraceEvent::parse`] of an event in Chrome's own layout (`TraceEvent::AppendAsJSON`
     /// and DevTools write no whitespace inside an event and keys of at most 7 bytes without
     /// escapes): each key is matched as one 8-byte word with its closing quote, and an
-    /// integer value ended by `,` or `}` is read eight digits at a time. `None` at the
-    /// first byte that does not fit, or when the bytes end inside the event; the event is
-    /// then for [`TraceEvent::parse_general`].
+    /// integer value ended by `,` or `}` is read eight digits at a time. Whitespace after
+    /// `{`, `:` and `,` and before `,` and `}` (pretty-printed traces) is skipped. `None`
+    /// at the first byte that does not fit, or when the bytes end inside the event; the
+    /// event is then for [`TraceEvent::parse_general`].
     /// Whenever this returns an event, `parse_general` returns the same one.
     pub fn parse_compact(b: &'a [u8], i: usize, base: u64) -> Option<(TraceEvent<'a>, usize)> {
         let mut ev = TraceEvent::empty(base + i as u64);
@@ -213,7 +215,7 @@ impl<'a> TraceEvent<'a> {
         }
         let ev = self;
         let mut raw_ph = None;
-        let mut j = i + 1;
+        let mut j = ws(b, i + 1);
         if b.get(j) == Some(&b'}') {
             return Some(j + 1);
         }
@@ -232,7 +234,7 @@ impl<'a> TraceEvent<'a> {
                 if *b.get(colon)? != b':' {
                     return None;
                 }
-                (w & (u64::MAX >> (64 - 8 * n)), colon + 1)
+                (w & (u64::MAX >> (64 - 8 * n)), ws(b, colon + 1))
             } else {
                 if bs != 0 {
                     // An escape in a short key (`p\u0068`): for the general parse, which
@@ -243,7 +245,7 @@ impl<'a> TraceEvent<'a> {
                 if *b.get(ke + 1)? != b':' {
                     return None;
                 }
-                (u64::MAX, ke + 2)
+                (u64::MAX, ws(b, ke + 2))
             };
             let end = match key {
                 ARGS => ev.read_args(b, v).ok()?,
@@ -277,8 +279,9 @@ impl<'a> TraceEvent<'a> {
                     e
                 }
             };
+            let end = ws(b, end);
             match *b.get(end)? {
-                b',' => j = end + 1,
+                b',' => j = ws(b, end + 1),
                 b'}' => {
                     ev.ph = Phase::from_raw(raw_ph);
                     return Some(end + 1);
@@ -385,6 +388,18 @@ fn name_text(content: &[u8], escaped: bool) -> &[u8] {
         super::matched_name(content).unwrap_or(content)
     } else {
         content
+    }
+}
+
+/// The first byte at or after `i` that is not JSON whitespace: one predictable compare
+/// where there is none (Chrome writes none inside an event; pretty-printed traces, as
+/// DevTools' older exports and `json.dump(indent=...)` write them, have it between
+/// members).
+#[inline(always)]
+fn ws(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(&c) if c <= b' ' => json::skip_ws(b, i),
+        _ => i,
     }
 }
 
@@ -503,7 +518,29 @@ mod tests {
             Some(Timestamp::from_micros(5))
         );
         same_both_ways(b"{}", true);
-        // Whitespace, escaped keys, a name that is not a string, cut or broken bytes, a
+        // Pretty-printed, as `json.dump(indent=2)` and older DevTools exports write it:
+        // whitespace after `{`, `:` and `,` and before `,` and `}` is the compact parse's.
+        let pretty = b"{\n  \"args\": {},\n  \"cat\": \"toplevel\" ,\n  \"dur\": 272,\n  \
+                       \"name\":\t\"RunTask\",\r\n  \"ph\": \"X\",\n  \"pid\": 73132,\n  \
+                       \"ts\": 465455268107\n  } ";
+        let ev = same_both_ways(pretty, true);
+        assert_eq!(
+            (ev.ph, ev.name, ev.cat, ev.args),
+            (
+                Phase::Complete,
+                &b"RunTask"[..],
+                &b"toplevel"[..],
+                Some(&b"{}"[..])
+            )
+        );
+        assert_eq!((ev.pid(), ev.tid()), (73132, 0));
+        assert_eq!(ev.ts(), Some(Timestamp::from_micros(465_455_268_107)));
+        assert_eq!(ev.dur(), Some(TimeDelta::from_micros(272)));
+        assert_eq!(
+            TraceEvent::parse_compact(pretty, 0, 0).map(|(_, end)| end),
+            Some(pretty.len() - 1)
+        );
+        // Whitespace before a colon, escaped keys, a name that is not a string, cut or broken bytes, a
         // key fewer than 8 bytes before the end of the buffer: the general parse's (with
         // its errors).
         for b in [
