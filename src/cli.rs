@@ -491,6 +491,8 @@ impl AnalysisArgs {
                     None => crate::enrich::party::Parties::new(),
                 })),
             },
+            // Only Parquet tables carry it: set for them by the report job.
+            trace_ids: false,
         };
         Ok((settings, jobs))
     }
@@ -642,6 +644,10 @@ impl Cli {
             p.as_deref()
                 .map_or(TableFormat::Csv, |p| TableFormat::for_path(p, given))
         };
+        let summary_format = table_format(&summary, self.summary_format.map(TableFormat::from));
+        // Only Parquet tables carry the trace id: other reports skip hashing each input.
+        settings.trace_ids = format == Format::Parquet
+            || (summary.is_some() && summary_format == TableFormat::Parquet);
         Ok(Job::Report(Box::new(Config {
             paths: self.paths,
             files_from: self.files_from,
@@ -656,7 +662,7 @@ impl Cli {
             quiet: self.analysis.quiet,
             analysis: settings,
             outputs: Outputs {
-                summary_format: table_format(&summary, self.summary_format.map(TableFormat::from)),
+                summary_format,
                 summary,
                 aggregate_format: table_format(
                     &aggregate,

@@ -253,12 +253,8 @@ fn compact_and_general_event_parses_agree_on_every_sample_event() {
             }
             events += 1;
         });
-        let expected = if *case == "recursive-blocking-js" {
-            0
-        } else {
-            events
-        };
-        assert_eq!(compact, expected, "{case}: events read compact of {events}");
+        // Chrome's layout and pretty-printed ones (recursive-blocking-js) alike.
+        assert_eq!(compact, events, "{case}: events read compact of {events}");
         total += events;
     }
     assert!(total > 100_000, "{total} events");

@@ -144,14 +144,22 @@ pub(crate) enum Source {
     Stream(ReadBlocks),
 }
 
+/// How [`open`] reads an input.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Reading {
+    /// Where the bytes read are counted as they are (compressed bytes for gzip), for a
+    /// progress bar that moves inside a large file.
+    pub(crate) progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    /// Whether a gzip input's [`identity::trace_id`] is computed (SHA-256 of up to 2 MiB
+    /// of it, 4 % of a batch's CPU): only outputs that carry the id ask for it.
+    pub(crate) trace_id: bool,
+}
+
 /// Opens one input: plain files are mapped, gzip (by its magic bytes) is streamed through
 /// a decoder thread, so a 1 GB `.json.gz` never sits inflated in memory, and plain JSON
-/// from standard input or a pipe is read in blocks. `progress` counts the compressed bytes
-/// the gzip decoder has consumed, or the bytes read from a pipe.
-pub(crate) fn open(
-    input: &InputPath,
-    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-) -> Result<Source> {
+/// from standard input or a pipe is read in blocks. `reading.progress` counts the
+/// compressed bytes the gzip decoder has consumed, or the bytes read from a pipe.
+pub(crate) fn open(input: &InputPath, reading: Reading) -> Result<Source> {
     let path = match input {
         InputPath::Stdin if std_fd_was_closed(0) => {
             return Err(Error::Io {
@@ -159,7 +167,7 @@ pub(crate) fn open(
                 source: std::io::Error::other("standard input is closed"),
             });
         }
-        InputPath::Stdin => return stream(Box::new(std::io::stdin()), input, progress),
+        InputPath::Stdin => return stream(Box::new(std::io::stdin()), input, reading),
         InputPath::File(path) | InputPath::Found(path) => path,
     };
     let io = |source| Error::Io {
@@ -169,12 +177,12 @@ pub(crate) fn open(
     // Looked at before opening: opening a FIFO waits for a writer, a terminal for a line.
     let kind = std::fs::metadata(path).map_err(io)?.file_type();
     if !kind.is_file() {
-        return open_special(path, kind, input, progress);
+        return open_special(path, kind, input, reading);
     }
     let file = File::open(path).map_err(io)?;
     let meta = file.metadata().map_err(io)?;
     if !meta.is_file() {
-        return stream(Box::new(file), input, progress);
+        return stream(Box::new(file), input, reading);
     }
     if meta.len() == 0 {
         return Ok(Source::Whole(TraceBytes::Owned(Vec::new())));
@@ -185,7 +193,7 @@ pub(crate) fn open(
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
     if is_gzip(&map) {
-        Ok(gzip_source(TraceBytes::Mapped(map), progress))
+        Ok(gzip_source(TraceBytes::Mapped(map), reading))
     } else {
         // Its pages are filled and let go range by range by the scan (`pages::Pages`).
         Ok(Source::Whole(TraceBytes::Mapped(map)))
@@ -260,7 +268,7 @@ fn open_special(
     path: &std::path::Path,
     kind: std::fs::FileType,
     input: &InputPath,
-    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+    reading: Reading,
 ) -> Result<Source> {
     let refuse = |what: &str| Error::NotATrace {
         path: path.to_path_buf(),
@@ -302,7 +310,7 @@ fn open_special(
                 let flags = libc::fcntl(fd, libc::F_GETFL);
                 libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
             }
-            return stream(Box::new(file), input, progress);
+            return stream(Box::new(file), input, reading);
         }
         if kind.is_char_device() {
             return Err(refuse("a character device, not a regular file or a pipe"));
@@ -317,17 +325,13 @@ fn open_special(
     if kind.is_dir() {
         return Err(refuse("a folder, not a regular file or a pipe"));
     }
-    let _ = progress;
+    let _ = reading;
     Err(refuse("a special file, not a regular file or a pipe"))
 }
 
 /// A stream that cannot be mapped: its first block tells gzip (read whole, compressed,
 /// then decoded as a stream) from plain JSON (read on in blocks).
-fn stream(
-    mut reader: Box<dyn Read + Send>,
-    input: &InputPath,
-    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-) -> Result<Source> {
+fn stream(mut reader: Box<dyn Read + Send>, input: &InputPath, reading: Reading) -> Result<Source> {
     let io = |source| Error::Io {
         path: input.path(),
         source,
@@ -339,25 +343,22 @@ fn stream(
         .map_err(io)?;
     if is_gzip(&first) {
         reader.read_to_end(&mut first).map_err(io)?;
-        return Ok(gzip_source(TraceBytes::Owned(first), progress));
+        return Ok(gzip_source(TraceBytes::Owned(first), reading));
     }
     Ok(Source::Stream(ReadBlocks {
         reader,
         first: Some(first),
         read: Default::default(),
-        progress,
+        progress: reading.progress,
     }))
 }
 
 /// A gzip input whole: inflated on this thread when it is small ([`inflate_small`]), else
 /// a stream from a decoder thread.
-fn gzip_source(
-    compressed: TraceBytes,
-    progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-) -> Source {
+fn gzip_source(compressed: TraceBytes, reading: Reading) -> Source {
     match inflate_small(&compressed, GZ_INLINE_MAX) {
         Some(bytes) => {
-            if let Some(p) = &progress {
+            if let Some(p) = &reading.progress {
                 p.fetch_add(
                     compressed.len() as u64,
                     std::sync::atomic::Ordering::Relaxed,
@@ -366,10 +367,10 @@ fn gzip_source(
             Source::Inflated(Inflated {
                 bytes,
                 compressed_len: compressed.len() as u64,
-                trace_id: identity::trace_id(&compressed),
+                trace_id: reading.trace_id.then(|| identity::trace_id(&compressed)),
             })
         }
-        None => Source::Gzip(GzBlocks::spawn(compressed, progress)),
+        None => Source::Gzip(GzBlocks::spawn(compressed, reading)),
     }
 }
 
@@ -415,8 +416,8 @@ pub(crate) struct Inflated {
     pub(crate) bytes: Vec<u8>,
     /// Size of the compressed input, bytes.
     pub(crate) compressed_len: u64,
-    /// The [`identity::trace_id`] of the compressed bytes.
-    pub(crate) trace_id: String,
+    /// The [`identity::trace_id`] of the compressed bytes, when [`Reading::trace_id`].
+    pub(crate) trace_id: Option<String>,
 }
 
 /// Plain JSON read from a pipe in blocks of 4 MB (the first one already read, to tell it
@@ -463,7 +464,7 @@ pub(crate) struct GzBlocks {
     /// Buffers of [`BlockSource::next_block`] not handed back yet.
     lent: usize,
     compressed_len: u64,
-    trace_id: String,
+    trace_id: Option<String>,
 }
 
 /// Size of one decompressed block. Tuned on the 1 GB benchmark .gz files: 1–8 MB gave
@@ -490,17 +491,15 @@ impl GzBlocks {
         self.compressed_len
     }
 
-    /// The [`identity::trace_id`] of the compressed bytes.
-    pub(crate) fn trace_id(&self) -> &str {
-        &self.trace_id
+    /// The [`identity::trace_id`] of the compressed bytes, when [`Reading::trace_id`].
+    pub(crate) fn trace_id(&self) -> Option<&str> {
+        self.trace_id.as_deref()
     }
 
-    fn spawn(
-        compressed: TraceBytes,
-        progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
-    ) -> GzBlocks {
+    fn spawn(compressed: TraceBytes, reading: Reading) -> GzBlocks {
+        let progress = reading.progress;
         let compressed_len = compressed.len() as u64;
-        let trace_id = identity::trace_id(&compressed);
+        let trace_id = reading.trace_id.then(|| identity::trace_id(&compressed));
         let (full_tx, full) = std::sync::mpsc::sync_channel(GZ_BLOCKS);
         let (empty, empty_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(GZ_MAX_BLOCKS);
         for _ in 0..GZ_BLOCKS {
@@ -621,7 +620,10 @@ mod tests {
         use crate::input::BlockSource;
         // The decoder thread's blocks, whatever the size (small inputs are inflated whole
         // by `open`).
-        let mut blocks = GzBlocks::spawn(TraceBytes::Owned(std::fs::read(p).unwrap()), None);
+        let mut blocks = GzBlocks::spawn(
+            TraceBytes::Owned(std::fs::read(p).unwrap()),
+            Reading::default(),
+        );
         let mut out = Vec::new();
         loop {
             match blocks.append_to(&mut out) {
@@ -641,7 +643,7 @@ mod tests {
         let Source::Stream(mut blocks) = stream(
             Box::new(std::io::Cursor::new(data.clone())),
             &InputPath::Stdin,
-            None,
+            Reading::default(),
         )
         .unwrap() else {
             panic!("not a plain stream")
@@ -662,9 +664,12 @@ mod tests {
         let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         e.write_all(b"[]").unwrap();
         let gz = e.finish().unwrap();
-        let Source::Inflated(gz) =
-            stream(Box::new(std::io::Cursor::new(gz)), &InputPath::Stdin, None).unwrap()
-        else {
+        let Source::Inflated(gz) = stream(
+            Box::new(std::io::Cursor::new(gz)),
+            &InputPath::Stdin,
+            Reading::default(),
+        )
+        .unwrap() else {
             panic!("not read as gzip")
         };
         assert_eq!(gz.bytes, b"[]");
@@ -684,12 +689,21 @@ mod tests {
         let p = dir.path().join("t.json.gz");
         std::fs::write(&p, &gz).unwrap();
         let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let Source::Inflated(whole) = open(&InputPath::File(p), Some(read.clone())).unwrap() else {
+        let reading = Reading {
+            progress: Some(read.clone()),
+            trace_id: true,
+        };
+        let Source::Inflated(whole) = open(&InputPath::File(p.clone()), reading).unwrap() else {
             panic!("not inflated whole")
         };
         assert!(whole.bytes == data, "{} bytes", whole.bytes.len());
         assert_eq!(whole.compressed_len, gz.len() as u64);
-        assert_eq!(whole.trace_id, identity::trace_id(&gz));
+        assert_eq!(whole.trace_id, Some(identity::trace_id(&gz)));
+        // Not asked for, the id is not computed.
+        let Source::Inflated(whole) = open(&InputPath::File(p), Reading::default()).unwrap() else {
+            panic!("not inflated whole")
+        };
+        assert_eq!(whole.trace_id, None);
         assert_eq!(
             read.load(std::sync::atomic::Ordering::Relaxed),
             gz.len() as u64
@@ -770,7 +784,9 @@ mod tests {
         assert!(made.unwrap().success());
         // No writer: refused after the wait (the test would hang else).
         FIFO_WAIT_MS.store(200, std::sync::atomic::Ordering::Relaxed);
-        let e = open(&InputPath::File(fifo.clone()), None).err().unwrap();
+        let e = open(&InputPath::File(fifo.clone()), Reading::default())
+            .err()
+            .unwrap();
         assert!(
             e.to_string()
                 .ends_with("not a trace: a FIFO (named pipe) that nothing wrote to within 0.2 s"),
@@ -783,7 +799,9 @@ mod tests {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::write(fifo, b"[]").unwrap())
         };
-        let Source::Stream(mut blocks) = open(&InputPath::File(fifo.clone()), None).unwrap() else {
+        let Source::Stream(mut blocks) =
+            open(&InputPath::File(fifo.clone()), Reading::default()).unwrap()
+        else {
             panic!("a FIFO is read as a stream")
         };
         use crate::input::BlockSource;
@@ -792,7 +810,7 @@ mod tests {
         writer.join().unwrap();
         assert_eq!(buf, b"[]");
         // Devices are refused by name, not read.
-        let e = open(&InputPath::File("/dev/zero".into()), None)
+        let e = open(&InputPath::File("/dev/zero".into()), Reading::default())
             .err()
             .unwrap();
         assert_eq!(
@@ -803,9 +821,12 @@ mod tests {
 
     #[test]
     fn missing_file_is_io_error_naming_it() {
-        let e = open(&InputPath::File("/nonexistent/x.json".into()), None)
-            .err()
-            .unwrap();
+        let e = open(
+            &InputPath::File("/nonexistent/x.json".into()),
+            Reading::default(),
+        )
+        .err()
+        .unwrap();
         assert!(
             e.to_string()
                 .starts_with("cannot read /nonexistent/x.json:")

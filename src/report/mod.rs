@@ -142,7 +142,7 @@ pub struct ReportRow {
     pub notes: crate::enrich::TaskNotes,
     /// The input's trace id, the same for the same bytes anywhere (docs/SCALE-OUT.md,
     /// `trace_id`; `None` for a stream without one: standard input, a pipe of plain
-    /// JSON); shared by the rows of one file.
+    /// JSON, and when `Settings::trace_ids` is off); shared by the rows of one file.
     pub trace_id: Option<Arc<str>>,
     /// What started the task (trace rows; `None` for field data, whose LoAF entry point
     /// says it).
@@ -297,7 +297,8 @@ pub struct FileReport {
     /// The input's name as reported.
     pub file: String,
     /// The input's trace id, the same for the same bytes anywhere (docs/SCALE-OUT.md,
-    /// `trace_id`; `None` for standard input or a pipe of plain JSON).
+    /// `trace_id`; `None` for standard input or a pipe of plain JSON, and when
+    /// `Settings::trace_ids` is off).
     pub trace_id: Option<String>,
     /// One row per long task kept (sorted by pid, tid, ts).
     pub rows: Vec<ReportRow>,

@@ -1015,9 +1015,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.json.gz");
         std::fs::write(&path, gz.finish().unwrap()).unwrap();
-        let crate::input::Source::Gzip(gz) =
-            crate::input::open(&crate::input::InputPath::File(path), None).unwrap()
-        else {
+        let crate::input::Source::Gzip(gz) = crate::input::open(
+            &crate::input::InputPath::File(path),
+            crate::input::Reading::default(),
+        )
+        .unwrap() else {
             panic!("not read as gzip");
         };
         let mut source = crate::input::encoding::Decoded::new(gz);
