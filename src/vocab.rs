@@ -57,7 +57,7 @@ pub struct CallFrame {
     /// `functionName`; empty for an anonymous function.
     pub function_name: String,
     /// `url`; empty when none.
-    pub url: String,
+    pub url: std::sync::Arc<str>,
     /// `scriptId` as text (an integer in traces, a string in `.cpuprofile`s).
     pub script_id: String,
     /// `lineNumber`, 0-based, -1 unknown.

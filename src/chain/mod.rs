@@ -530,7 +530,7 @@ fn leaf_urls(w: &window::Weighted<'_>) -> Vec<(String, u32)> {
             .frames
             .get(FrameIndex::new(run[0].0 as usize))
             .url
-            .as_str();
+            .as_ref();
         *by_url.entry(url).or_default() += run.iter().map(|&(_, n)| n).sum::<u32>();
     }
     let mut v: Vec<(String, u32)> = by_url.into_iter().map(|(u, n)| (u.to_owned(), n)).collect();
@@ -617,7 +617,7 @@ fn chain_frame(profile: &CpuProfile, f: FrameIndex) -> ChainFrame {
         } else {
             cf.function_name.clone()
         },
-        url: cf.url.clone(),
+        url: cf.url.to_string(),
         line: one_based(cf.line_number),
         column: one_based(cf.column_number),
         recursion_depth: 1,

@@ -249,7 +249,7 @@ struct Parsed {
 fn call_frame(name: String, url: String, line0: i64, col0: i64) -> CallFrame {
     CallFrame {
         function_name: name,
-        url,
+        url: url.into(),
         script_id: String::new(),
         line_number: i32::try_from(line0).unwrap_or(-1),
         column_number: i32::try_from(col0).unwrap_or(-1),
