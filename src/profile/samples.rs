@@ -379,13 +379,23 @@ impl Placement {
     ) -> u64 {
         let mut unknown = 0;
         let mut t = self.base[i];
+        // Most samples repeat the node before: its stack is looked up once per run.
+        let mut last: Option<(NodeId, Option<StackIndex>)> = None;
         for (id, d) in pairs {
             let before = t;
             t = t + d;
             if d.is_negative() {
                 reordered.push((t, before));
             }
-            match stacks.get(id) {
+            let s = match last {
+                Some((l, s)) if l == id => s,
+                _ => {
+                    let s = stacks.get(id);
+                    last = Some((id, s));
+                    s
+                }
+            };
+            match s {
                 Some(s) => {
                     ts.push(t);
                     stack.push(s);
