@@ -172,3 +172,81 @@ fn every_instruction_set_reads_arrays_as_the_scalar_reference() {
         "{read} read, {refused} refused"
     );
 }
+
+/// Arrays as Chrome writes `timeDeltas` and `samples`: mostly numbers of 1–4 digits (the
+/// four-at-once conversion), runs of one value (taken whole from a shifted compare), now
+/// and then a longer number or a stray byte, up to ~300 numbers (several 64-byte windows).
+fn chrome_like_arrays() -> Vec<Vec<u8>> {
+    let mut rng = Lcg(23);
+    let mut out = Vec::new();
+    for _ in 0..3000 {
+        let mut b = vec![b'['];
+        let count = rng.below(300);
+        let mut last = String::from("7");
+        for k in 0..count {
+            if k > 0 {
+                b.push(b',');
+            }
+            let text: String = match rng.below(40) {
+                0 => (0..5 + rng.below(4))
+                    .map(|_| (b'1' + rng.below(9) as u8) as char)
+                    .collect(),
+                1..=12 => last.clone(),
+                _ => (0..1 + rng.below(4))
+                    .map(|_| (b'0' + rng.below(10) as u8) as char)
+                    .collect(),
+            };
+            b.extend_from_slice(text.as_bytes());
+            last = text;
+        }
+        if rng.below(10) == 0 && b.len() > 1 {
+            let at = 1 + rng.below(b.len() - 1);
+            b[at] = b"] -x"[rng.below(4)];
+        }
+        b.push(b']');
+        out.push(b);
+    }
+    out
+}
+
+#[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
+#[test]
+fn every_instruction_set_reads_chrome_like_arrays_as_one_at_a_time() {
+    let mut read = 0;
+    for b in chrome_like_arrays() {
+        let all = 0..b.len();
+        let text = String::from_utf8_lossy(&b).into_owned();
+        let mut values = Vec::new();
+        let count = plain_uints(&b, &all, |v| values.push(v as u32));
+        let Some(c) = array_content(&b, &all).filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        // Room for every value, and (when there are some) for one fewer: refused.
+        for room in [b.len() / 2 + 1, values.len().saturating_sub(1)] {
+            let want = count
+                .filter(|_| values.len() <= room)
+                .map(|_| values.clone());
+            let mut out = vec![0u32; room];
+            if std::arch::is_x86_feature_detected!("ssse3") {
+                // SAFETY: the CPU has SSSE3, checked just before.
+                let n = unsafe { crate::json::chrome::uints_ssse3(c, &mut out) };
+                assert_eq!(
+                    n.map(|n| out[..n].to_vec()),
+                    want,
+                    "ssse3, room {room}: {text}"
+                );
+            }
+            if let Some(cpu) = avx512::Avx512::detect() {
+                // SAFETY: `cpu` proves AVX-512F/BW.
+                let n = unsafe { crate::json::chrome::uints_avx512(c, &mut out, cpu) };
+                assert_eq!(
+                    n.map(|n| out[..n].to_vec()),
+                    want,
+                    "avx512, room {room}: {text}"
+                );
+            }
+        }
+        read += count.is_some() as usize;
+    }
+    assert!(read > 2000, "{read} arrays read");
+}
