@@ -116,6 +116,42 @@ fn trailing_bytes_unwarned_in_stream() {
     }
 }
 
+/// `split-walk-resumed-past-the-next-guess` (from the `split` target): read on two threads
+/// in ranges of 16 bytes, a range whose guessed start was wrong is walked again from where
+/// the walk before it ended, which was past the next range's guessed start; the page
+/// advice before that walk sliced the bytes backwards and panicked (the file was lost as
+/// an internal error). It must give what one thread gives (the control byte sets the
+/// threshold to 0).
+#[test]
+fn split_walk_resumed_past_the_next_guess() {
+    use taskchain::internals::scan::with_range_bytes;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz-regressions/split-walk-resumed-past-the-next-guess");
+    let data = std::fs::read(path).unwrap();
+    let trace = &data[1..];
+    let s = Settings {
+        threshold: taskchain::time::TimeDelta::ZERO,
+        ..Settings::default()
+    };
+    let pool = |n| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap()
+    };
+    let one = pool(1).install(|| analyze_bytes("f", trace, &s).unwrap());
+    let two = pool(2).install(|| with_range_bytes(16, || analyze_bytes("f", trace, &s).unwrap()));
+    // Its 37 events: one profile of 600 samples (one chunk's arrays of unequal length),
+    // no task on a renderer main thread.
+    assert_eq!(
+        (one.events, one.stats.profiles, one.stats.samples),
+        (37, 1, 600)
+    );
+    assert_eq!(one.rows, two.rows);
+    assert_eq!(one.diagnostics, two.diagnostics);
+    assert_eq!((two.events, two.stats.samples), (37, 600));
+}
+
 #[test]
 fn every_regression_file_has_its_test() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");
@@ -127,6 +163,7 @@ fn every_regression_file_has_its_test() {
     let mut tested: Vec<String> = FILES.iter().map(|s| s.to_string()).collect();
     tested.push("slow-envelope-1-byte-blocks".into());
     tested.push("trailing-bytes-unwarned-in-stream".into());
+    tested.push("split-walk-resumed-past-the-next-guess".into());
     tested.sort();
     assert_eq!(on_disk, tested);
 }

@@ -59,8 +59,11 @@ where
     // One range walked after its page advice: `until` as for `walk`. Its pages stay
     // mapped: the windows of the long tasks read chunks again, and faulting them in a
     // second time cost 12 % of a 1 GB trace's run.
+    // A range is walked again from where the walk before it ended, which can be past
+    // the next guessed start (`until`): its pages are then advised from there on.
     let walk_advised = |c: &mut Collector, from: usize, until: usize| {
-        pages.will_read(&b[from..until.min(b.len())]);
+        let to = until.clamp(from, b.len().max(from));
+        pages.will_read(b.get(from..to).unwrap_or_default());
         walk(b, from, until, ndjson, |ev| c.event(ev))
     };
     let report = |bytes: usize| {
