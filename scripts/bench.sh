@@ -11,8 +11,9 @@
 #   threads, and with --big a 4 GB trace.
 #   The yardstick (tools/bytescan.rs) is the fastest pass over the same bytes: memchr
 #   counting `{` over the mapped file, or over the .gz inflated by the decoder taskchain
-#   itself uses (flate2 on zlib-rs, CPU features detected at run time), on one thread per
-#   file and as many threads as taskchain gets for the batch. For each input, N rounds
+#   itself uses for it (libdeflate for one gzip member of at most 48 MiB inflated, else
+#   flate2 on zlib-rs, CPU features detected at run time), on one thread per file and as
+#   many threads as taskchain gets for the batch. For each input, N rounds
 #   (3) run `cat`, `zcat` (for .gz), the yardstick and taskchain (-q, --scope renderers)
 #   one after another, so the readers are interleaved; the best wall time of each is kept,
 #   with its CPU time (user + system), peak RSS and peak anonymous RSS. Ends with the
@@ -114,7 +115,7 @@ for f in "${files[@]}"; do
   unset wall cpu rss anon
 done
 echo
-echo "yardstick: tools/bytescan.rs (memchr over the mapped bytes, or over flate2/zlib-rs inflate); best of $runs, interleaved"
+echo "yardstick: tools/bytescan.rs (memchr over the mapped bytes, or over the inflated bytes: libdeflate whole for one member of <= 48 MiB, else flate2/zlib-rs); best of $runs, interleaved"
 echo "| input | yardstick | taskchain | ratio (wall; CPU) | taskchain anon RSS (÷ uncompressed) |"
 echo "|---|---:|---:|---:|---:|"
 printf "%s\n" "${summary[@]}"
