@@ -14,40 +14,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// Most inflated bytes of a gzip file that taskchain inflates whole (`GZ_INLINE_MAX`).
 const WHOLE_MAX: usize = 48 << 20;
 
-/// The inflated bytes of `gz` into `whole` when it is one gzip member of at most
-/// [`WHOLE_MAX`] inflated bytes (its trailer's length), as taskchain reads such files.
+/// The count of `{` in `gz` inflated into `whole` when it is one gzip member of at most
+/// [`WHOLE_MAX`] inflated bytes (its trailer's length), read as taskchain reads such files.
 fn one_member(gz: &[u8], whole: &mut Vec<u8>) -> Option<usize> {
-    use libdeflate_sys::*;
     let size = u32::from_le_bytes(gz.get(gz.len().checked_sub(4)?..)?.try_into().ok()?) as usize;
     if size > WHOLE_MAX || gz.len() > WHOLE_MAX {
         return None;
     }
-    whole.clear();
-    whole.reserve(size);
-    let (mut read, mut written) = (0usize, 0usize);
-    // SAFETY: as in taskchain's `input::gzip::one_member_whole`: libdeflate writes at most
-    // `size` bytes into the spare capacity, exactly `written` of them on success.
-    unsafe {
-        let d = libdeflate_alloc_decompressor();
-        if d.is_null() {
-            return None;
-        }
-        let r = libdeflate_gzip_decompress_ex(
-            d,
-            gz.as_ptr().cast(),
-            gz.len(),
-            whole.as_mut_ptr().cast(),
-            size,
-            &mut read,
-            &mut written,
-        );
-        libdeflate_free_decompressor(d);
-        if r != libdeflate_result_LIBDEFLATE_SUCCESS || read != gz.len() || written != size {
-            return None;
-        }
-        whole.set_len(written);
-    }
-    Some(memchr::memchr_iter(b'{', whole).count())
+    taskchain::internals::input::one_member_into(gz, size, whole)
+        .then(|| memchr::memchr_iter(b'{', whole).count())
 }
 
 fn count(path: &str, buf: &mut [u8], whole: &mut Vec<u8>) -> std::io::Result<usize> {

@@ -247,8 +247,16 @@ impl Read for GzipReader<'_> {
 /// (several members, bytes after the member, another size, damage), which is for
 /// [`GzipReader`] to read and name.
 pub(crate) fn one_member_whole(compressed: &[u8], size: usize) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    one_member_into(compressed, size, &mut out).then_some(out)
+}
+
+/// [`one_member_whole`] into `out` (cleared first; its capacity reused): true when `out`
+/// then holds the inflated bytes, false (with `out` empty) for anything else.
+pub fn one_member_into(compressed: &[u8], size: usize, out: &mut Vec<u8>) -> bool {
     use libdeflate_sys::*;
-    let mut out: Vec<u8> = Vec::with_capacity(size);
+    out.clear();
+    out.reserve(size);
     let (mut read, mut written) = (0usize, 0usize);
     // SAFETY: the decompressor is checked not null, used once and freed; libdeflate reads
     // at most `compressed.len()` bytes of `compressed` and writes at most `size` bytes to
@@ -257,7 +265,7 @@ pub(crate) fn one_member_whole(compressed: &[u8], size: usize) -> Option<Vec<u8>
     unsafe {
         let d = libdeflate_alloc_decompressor();
         if d.is_null() {
-            return None;
+            return false;
         }
         let result = libdeflate_gzip_decompress_ex(
             d,
@@ -275,11 +283,11 @@ pub(crate) fn one_member_whole(compressed: &[u8], size: usize) -> Option<Vec<u8>
             || read != compressed.len()
             || written != size
         {
-            return None;
+            return false;
         }
         out.set_len(written);
     }
-    Some(out)
+    true
 }
 
 #[cfg(test)]
