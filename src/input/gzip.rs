@@ -251,8 +251,10 @@ pub(crate) fn one_member_whole(compressed: &[u8], size: usize) -> Option<Vec<u8>
     one_member_into(compressed, size, &mut out).then_some(out)
 }
 
-/// [`one_member_whole`] into `out` (cleared first; its capacity reused): true when `out`
-/// then holds the inflated bytes, false (with `out` empty) for anything else.
+/// Inflates `compressed` into `out` (cleared first; its capacity reused) when it is
+/// exactly one gzip member of `size` inflated bytes whose CRC-32 and length match
+/// (libdeflate): true when `out` then holds the inflated bytes, false (with `out` empty)
+/// for anything else (several members, bytes after the member, another size, damage).
 pub fn one_member_into(compressed: &[u8], size: usize, out: &mut Vec<u8>) -> bool {
     use libdeflate_sys::*;
     out.clear();
