@@ -10,10 +10,10 @@ mod common;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
+use taskchain::internals::analyze_stream;
 use taskchain::internals::json::Token;
 use taskchain::internals::reader::Members;
 use taskchain::internals::scan::ArgsParser;
-use taskchain::internals::analyze_stream;
 use taskchain::{Settings, analyze_bytes};
 
 /// Every member of `map` read from `m` as serde_json reads it; `depth` bounds the descent.
