@@ -283,7 +283,14 @@ fn analyze_whole(
     {
         trace.embedded_maps = envelope::embedded_maps(&bytes[from..to]);
     }
-    let rec = reader::trace::read(trace, s.scope, s.threshold, s.tasks.is_some(), later)?;
+    let rec = reader::trace::read(
+        trace,
+        Some(bytes),
+        s.scope,
+        s.threshold,
+        s.tasks.is_some(),
+        later,
+    )?;
     timer.lap("profiles");
     let rep = resolve(file, rec, Some(bytes), s, later);
     timer.lap("chains");
@@ -336,7 +343,7 @@ pub(crate) fn analyze_stream_deferring(
         }
     };
     timer.lap("scan");
-    let rec = reader::trace::read(trace, s.scope, s.threshold, s.tasks.is_some(), later)?;
+    let rec = reader::trace::read(trace, None, s.scope, s.threshold, s.tasks.is_some(), later)?;
     timer.lap("profiles");
     let mut rep = resolve(file, rec, None, s, later);
     timer.lap("chains");

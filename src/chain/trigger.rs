@@ -174,10 +174,7 @@ pub(crate) fn of_task(
 
 /// The entry points inside `[ts, ts + dur)` of a thread's list (sorted by `ts`).
 pub(crate) fn inside(list: &[EntryPoint], ts: Timestamp, dur: TimeDelta) -> &[EntryPoint] {
-    let end = ts + dur;
-    let from = list.partition_point(|e| e.ts < ts);
-    let to = list.partition_point(|e| e.ts < end);
-    &list[from..to]
+    &list[crate::scan::records::entries_inside(list, ts, dur)]
 }
 
 #[cfg(test)]
@@ -197,6 +194,7 @@ mod tests {
             dur: TimeDelta::from_micros(dur),
             kind,
             detail: detail.into(),
+            args: None,
             timer_id: None,
         }
     }

@@ -11,12 +11,14 @@ use crate::time::TimeDelta;
 use crate::vocab::{DeferredDrop, Diagnostics};
 
 /// Reads a scanned trace: tasks longer than `threshold` on the threads of `scope`.
+/// `file`: the whole trace, when the scan left the args of entry points in it.
 /// `tasks_file_given`: `--tasks` was given, which a trace ignores (a note says so). What
 /// the recording no longer needs (the scan's records, the task lists) goes to `later`.
 ///
 /// Errors: an array none of whose objects is a trace event.
 pub(crate) fn read(
     mut trace: ScannedTrace,
+    file: Option<&[u8]>,
     scope: Scope,
     threshold: TimeDelta,
     tasks_file_given: bool,
@@ -93,7 +95,7 @@ pub(crate) fn read(
         ));
     }
     let broken = (!broken.is_empty()).then(|| broken.join("; "));
-    let recording = Recording {
+    let mut recording = Recording {
         tasks: long,
         top_level,
         threads: threads.len(),
@@ -115,8 +117,26 @@ pub(crate) fn read(
             &threads,
         ),
     };
+    read_entry_details(&mut recording, file);
     later.keep(trace);
     Ok(recording)
+}
+
+/// Reads the args of the entry points inside the long tasks, the only ones a task's
+/// trigger looks at (the scan kept the others' bytes unread).
+fn read_entry_details(rec: &mut Recording, file: Option<&[u8]>) {
+    let mut parser = scan::args::ArgsParser::default();
+    for t in &rec.tasks {
+        if t.source != TaskSource::Trace {
+            continue;
+        }
+        let Some(list) = rec.entries.by_thread.get_mut(&t.task.thread) else {
+            continue;
+        };
+        let inside = scan::records::entries_inside(list, t.task.ts, t.task.dur);
+        scan::read_entry_details(&mut list[inside], file, &mut parser, &mut rec.diagnostics);
+    }
+    rec.diagnostics.add(scan::args::STRINGS_CUT, parser.cut);
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {

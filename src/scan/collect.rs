@@ -296,25 +296,19 @@ impl Collector {
         }
     }
 
-    /// Keeps an entry-point event with what its `args` say about it.
+    /// Keeps an entry-point event, with the `args` of the kinds whose args say something
+    /// (read only for the entry points inside long tasks: [`read_entry_details`]).
     fn entry_point(&mut self, ev: &TraceEvent<'_>, kind: EntryKind, ts: Option<Timestamp>) {
         let (Some(ts), Some(dur)) = (ts, ev.dur()) else {
             return;
         };
-        let mut timer_id = None;
-        let detail = match kind {
-            EntryKind::EventDispatch => self.with_data(ev, |d| text(d, "type")),
-            EntryKind::FunctionCall => self.with_data(ev, |d| Some(function_text(d))),
-            EntryKind::TimerFire => {
-                timer_id = self.with_data(ev, |d| int(field(d, "timerId")?));
-                None
-            }
-            EntryKind::Script | EntryKind::Xhr => self.with_data(ev, |d| text(d, "url")),
-            EntryKind::ParseHtml => ev.args.and_then(|raw| {
-                self.args
-                    .with(raw, |v| text(field(v, "beginData")?, "url"))
-                    .flatten()
-            }),
+        let args = match kind {
+            EntryKind::EventDispatch
+            | EntryKind::FunctionCall
+            | EntryKind::TimerFire
+            | EntryKind::Script
+            | EntryKind::Xhr
+            | EntryKind::ParseHtml => ev.args.map(|raw| self.raw_args(raw)),
             _ => None,
         };
         self.t.entry_points.push(EntryPoint {
@@ -322,9 +316,22 @@ impl Collector {
             ts,
             dur: dur.max(TimeDelta::ZERO),
             kind,
-            detail: detail.unwrap_or_default(),
-            timer_id,
+            detail: String::new(),
+            timer_id: None,
+            args,
         });
+    }
+
+    /// `raw` (bytes of an event) kept for later: where it lies in the file when the
+    /// collector reads a file that stays available, else a copy.
+    fn raw_args(&self, raw: &[u8]) -> RawArgs {
+        match (self.file_base, u32::try_from(raw.len())) {
+            (Some(base), Ok(len)) => RawArgs::InFile {
+                at: (raw.as_ptr() as usize - base) as u64,
+                len,
+            },
+            _ => RawArgs::Owned(raw.into()),
+        }
     }
 
     /// Keeps a `TimerInstall`: its id, kind, timeout and the frame that set it.
@@ -364,15 +371,7 @@ impl Collector {
         f: impl FnOnce(&BorrowedValue<'_>) -> Option<R>,
     ) -> Option<R> {
         let raw = ev.args?;
-        match self.args.with(raw, |v| field(v, "data").and_then(f)) {
-            Some(r) => r,
-            None => {
-                self.t
-                    .diagnostics
-                    .add("events whose args are not valid JSON (skipped)", 1);
-                None
-            }
-        }
+        args_data(&mut self.args, raw, &mut self.t.diagnostics, f)
     }
 
     /// A source-rundown event naming a script's source map. Only events whose args hold a
@@ -529,8 +528,7 @@ impl Collector {
     fn sample_data(&mut self, ev: &TraceEvent<'_>) -> Option<SampleData> {
         let args = ev.args?;
         let bad = |c: &mut Self| {
-            c.t.diagnostics
-                .add("events whose args are not valid JSON (skipped)", 1);
+            c.t.diagnostics.add(BAD_ARGS, 1);
             None
         };
         let layout = match &ev.chunk_layout {
@@ -855,6 +853,66 @@ fn page_urls(mut pages: Vec<PageUrl>) -> Vec<PageUrl> {
     out
 }
 
+/// The diagnostics kind of kept events whose `args` do not parse.
+const BAD_ARGS: &str = "events whose args are not valid JSON (skipped)";
+
+/// Parses `raw` (an event's `args`) and hands `args.data` to `f`; counts unparsable args
+/// in `diagnostics`.
+fn args_data<R>(
+    parser: &mut ArgsParser,
+    raw: &[u8],
+    diagnostics: &mut crate::vocab::Diagnostics,
+    f: impl FnOnce(&BorrowedValue<'_>) -> Option<R>,
+) -> Option<R> {
+    match parser.with(raw, |v| field(v, "data").and_then(f)) {
+        Some(r) => r,
+        None => {
+            diagnostics.add(BAD_ARGS, 1);
+            None
+        }
+    }
+}
+
+/// Reads `detail` and `timer_id` of the entry points of `list` that still hold their
+/// `args` (kept by the scan: [`EntryPoint::args`]), from `file` (the whole file, for args
+/// kept in it): the event type of an `EventDispatch`, the function of a `FunctionCall`
+/// (`name url:line:col`), the timer id of a `TimerFire`, the URL of a script, XHR or
+/// `ParseHTML`. Args that do not parse are counted in `diagnostics` (a `ParseHTML`'s
+/// are not, as the scan never did); strings over 1 MiB are cut and counted in `parser`.
+pub(crate) fn read_entry_details(
+    list: &mut [EntryPoint],
+    file: Option<&[u8]>,
+    parser: &mut ArgsParser,
+    diagnostics: &mut crate::vocab::Diagnostics,
+) {
+    for e in list {
+        let Some(args) = e.args.take() else { continue };
+        let Some(raw) = args.bytes(file) else {
+            continue;
+        };
+        let mut timer_id = None;
+        let detail = match e.kind {
+            EntryKind::EventDispatch => args_data(parser, raw, diagnostics, |d| text(d, "type")),
+            EntryKind::FunctionCall => {
+                args_data(parser, raw, diagnostics, |d| Some(function_text(d)))
+            }
+            EntryKind::TimerFire => {
+                timer_id = args_data(parser, raw, diagnostics, |d| int(field(d, "timerId")?));
+                None
+            }
+            EntryKind::Script | EntryKind::Xhr => {
+                args_data(parser, raw, diagnostics, |d| text(d, "url"))
+            }
+            EntryKind::ParseHtml => parser
+                .with(raw, |v| text(field(v, "beginData")?, "url"))
+                .flatten(),
+            _ => None,
+        };
+        e.detail = detail.unwrap_or_default();
+        e.timer_id = timer_id;
+    }
+}
+
 fn node(v: &BorrowedValue<'_>, urls: &mut Urls) -> Option<Node> {
     let o = v.as_object()?;
     if o.len() > 32 {
@@ -1051,6 +1109,54 @@ mod tests {
             c.event(&ev);
         }
         c.finish()
+    }
+
+    #[test]
+    fn entry_points_keep_their_args_unread_until_asked() {
+        // A file of four entry points: the scan keeps where their args lie and reads none.
+        let file = br#"[{"args":{"data":{"functionName":"onClick","url":"https://a.example/app.js","lineNumber":12,"columnNumber":5}},"dur":900,"name":"FunctionCall","ph":"X","pid":1,"tid":1,"ts":1000},
+{"args":{"data":{"type":"click"}},"dur":2000,"name":"EventDispatch","ph":"X","pid":1,"tid":1,"ts":950},
+{"args":{"data":{"timerId":7}},"dur":100,"name":"TimerFire","ph":"X","pid":1,"tid":1,"ts":5000},
+{"args":{"data":{"type":"keydown",}},"dur":10,"name":"EventDispatch","ph":"X","pid":1,"tid":1,"ts":6000}]"#;
+        let mut c = Collector::over_file(file);
+        crate::scan::walk(file, 1, usize::MAX, false, |ev| c.event(ev));
+        let mut t = c.finish();
+        let list = &mut t.entry_points;
+        assert_eq!(list.len(), 4);
+        assert!(
+            list.iter()
+                .all(|e| e.detail.is_empty() && e.timer_id.is_none())
+        );
+        let Some(RawArgs::InFile { at, len }) = list[0].args.clone() else {
+            panic!("args not kept in the file: {:?}", list[0].args)
+        };
+        let find = |s: &[u8]| file.windows(s.len()).position(|w| w == s).unwrap();
+        let (from, to) = (find(br#"{"data":{"functionName""#), find(br#","dur":900"#));
+        assert_eq!((at as usize, len as usize), (from, to - from));
+        // Read on request, from the file; the broken args of the last one counted.
+        let (mut parser, mut d) = (ArgsParser::default(), Diagnostics::default());
+        read_entry_details(list, Some(file), &mut parser, &mut d);
+        assert_eq!(list[0].detail, "onClick https://a.example/app.js:12:5");
+        assert_eq!(list[1].detail, "click");
+        assert_eq!((list[2].detail.as_str(), list[2].timer_id), ("", Some(7)));
+        assert_eq!(list[3].detail, "");
+        assert_eq!(d.count(BAD_ARGS), 1);
+        assert!(list.iter().all(|e| e.args.is_none()));
+        // Read twice, nothing changes: the args are gone once read.
+        read_entry_details(list, Some(file), &mut parser, &mut d);
+        assert_eq!(
+            (list[0].detail.as_str(), d.count(BAD_ARGS)),
+            ("onClick https://a.example/app.js:12:5", 1)
+        );
+        // A stream's collector keeps copies, read the same way without the file.
+        let first = &file[1..find(b"},\n") + 1];
+        let mut t = collect(&[std::str::from_utf8(first).unwrap()]);
+        assert!(matches!(t.entry_points[0].args, Some(RawArgs::Owned(_))));
+        read_entry_details(&mut t.entry_points, None, &mut parser, &mut d);
+        assert_eq!(
+            t.entry_points[0].detail,
+            "onClick https://a.example/app.js:12:5"
+        );
     }
 
     #[test]

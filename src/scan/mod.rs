@@ -24,7 +24,7 @@ use crate::input::pages::Pages;
 use crate::json::{LexError, skip_value, skip_ws};
 use crate::vocab::{Diagnostics, Pid, ProfileKey, ThreadKey};
 pub use collect::Collector;
-pub(crate) use collect::NO_PHASE;
+pub(crate) use collect::{NO_PHASE, read_entry_details};
 use event::TraceEvent;
 use records::*;
 

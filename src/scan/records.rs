@@ -128,10 +128,51 @@ pub struct EntryPoint {
     /// What it is.
     pub kind: EntryKind,
     /// From `args`: the event type (`click`), the function (`name url:line:col`, 1-based
-    /// as the trace gives them), the timer id, the script or document URL; empty when none.
+    /// as the trace gives them), the timer id, the script or document URL; empty when none
+    /// (or not read yet: `args`).
     pub detail: String,
     /// `TimerFire`: `args.data.timerId`.
     pub timer_id: Option<i64>,
+    /// The `args` that `detail` and `timer_id` come from, while they are not read: only
+    /// the entry points inside long tasks are ever read (`collect::read_entry_details`),
+    /// so the scan keeps their bytes instead of parsing every one.
+    pub(crate) args: Option<RawArgs>,
+}
+
+/// An event's raw `args`, kept to be parsed later.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum RawArgs {
+    /// Bytes `at..at + len` of the whole file (a mapped file the scan's collector was
+    /// made over, which stays available).
+    InFile {
+        /// 0-based byte offset in the file.
+        at: u64,
+        /// Length, bytes.
+        len: u32,
+    },
+    /// A copy (a stream, or args over 4 GiB).
+    Owned(Box<[u8]>),
+}
+
+impl RawArgs {
+    /// The bytes, from `file` (the whole file, for [`RawArgs::InFile`]); `None` when
+    /// `file` is missing or too short.
+    pub(crate) fn bytes<'a>(&'a self, file: Option<&'a [u8]>) -> Option<&'a [u8]> {
+        match self {
+            RawArgs::InFile { at, len } => {
+                let at = usize::try_from(*at).ok()?;
+                file?.get(at..at.checked_add(*len as usize)?)
+            }
+            RawArgs::Owned(b) => Some(b),
+        }
+    }
+}
+
+/// The entry points of `list` (sorted by `ts`) that start inside `[ts, ts + dur)`: those
+/// of a task, for its trigger.
+pub(crate) fn entries_inside(list: &[EntryPoint], ts: Timestamp, dur: TimeDelta) -> Range<usize> {
+    let end = ts + dur;
+    list.partition_point(|e| e.ts < ts)..list.partition_point(|e| e.ts < end)
 }
 
 /// A `TimerInstall` instant event: where a timer was set.
