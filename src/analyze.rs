@@ -48,9 +48,9 @@ pub struct Settings {
     /// collects them there (the library's default).
     pub row_sink: Option<RowSink>,
     /// Whether each input gets its `trace_id` ([`FileReport::trace_id`], each row's
-    /// `trace_id`): SHA-256 of up to 2 MiB of the stored bytes, about 4 % of a batch's CPU
-    /// for `.json.gz` files of a few MB. On by default; the CLI asks for it only for the
-    /// outputs that carry it (Parquet).
+    /// `trace_id`): SHA-256 of up to 2 MiB of the stored bytes, a cost felt over many small
+    /// `.json.gz` files. On by default; the CLI asks for it only for the outputs that
+    /// carry it (Parquet).
     pub trace_ids: bool,
 }
 

@@ -11,16 +11,10 @@
 use std::io::Read;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Most inflated bytes of a gzip file that taskchain inflates whole (`GZ_INLINE_MAX`).
-const WHOLE_MAX: usize = 48 << 20;
-
-/// The count of `{` in `gz` inflated into `whole` when it is one gzip member of at most
-/// [`WHOLE_MAX`] inflated bytes (its trailer's length), read as taskchain reads such files.
+/// The count of `{` in `gz` inflated into `whole` when taskchain inflates it whole with
+/// libdeflate (one gzip member of at most 48 MiB inflated), read the same way.
 fn one_member(gz: &[u8], whole: &mut Vec<u8>) -> Option<usize> {
-    let size = u32::from_le_bytes(gz.get(gz.len().checked_sub(4)?..)?.try_into().ok()?) as usize;
-    if size > WHOLE_MAX || gz.len() > WHOLE_MAX {
-        return None;
-    }
+    let size = taskchain::internals::input::inflated_whole_size(gz)?;
     taskchain::internals::input::one_member_into(gz, size, whole)
         .then(|| memchr::memchr_iter(b'{', whole).count())
 }

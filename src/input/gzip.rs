@@ -243,7 +243,7 @@ impl Read for GzipReader<'_> {
 
 /// The inflated bytes of `compressed` when it is exactly one gzip member of `size`
 /// inflated bytes whose CRC-32 and length match (libdeflate, which inflates a whole
-/// member at once about twice as fast as a stream decoder); `None` for anything else
+/// member at once faster than a stream decoder); `None` for anything else
 /// (several members, bytes after the member, another size, damage), which is for
 /// [`GzipReader`] to read and name.
 pub(crate) fn one_member_whole(compressed: &[u8], size: usize) -> Option<Vec<u8>> {

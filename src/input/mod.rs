@@ -151,7 +151,7 @@ pub(crate) struct Reading {
     /// progress bar that moves inside a large file.
     pub(crate) progress: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
     /// Whether a gzip input's [`identity::trace_id`] is computed (SHA-256 of up to 2 MiB
-    /// of it, 4 % of a batch's CPU): only outputs that carry the id ask for it.
+    /// of it): only outputs that carry the id ask for it.
     pub(crate) trace_id: bool,
 }
 
@@ -195,7 +195,7 @@ pub(crate) fn open(input: &InputPath, reading: Reading) -> Result<Source> {
     if is_gzip(&map) {
         Ok(gzip_source(TraceBytes::Mapped(map), reading))
     } else {
-        // Its pages are filled and let go range by range by the scan (`pages::Pages`).
+        // The scan fills its page tables range by range (`pages::Pages`).
         Ok(Source::Whole(TraceBytes::Mapped(map)))
     }
 }
@@ -381,23 +381,33 @@ fn gzip_source(compressed: TraceBytes, reading: Reading) -> Source {
 /// this size is about what a stream's decoder buffers take (six of 5 MB).
 const GZ_INLINE_MAX: usize = 48 << 20;
 
+/// The inflated size the gzip stream `compressed` says it has, when it is inflated whole
+/// (not streamed): its last member's ISIZE (RFC 1952 §2.3.1: the length mod 2^32,
+/// only a first guess when there are several members), when both it and the compressed
+/// size are at most 48 MiB. For the yardstick (`tools/bytescan.rs`), which reads the files
+/// taskchain inflates whole as it does.
+pub fn inflated_whole_size(compressed: &[u8]) -> Option<usize> {
+    size_within(compressed, GZ_INLINE_MAX)
+}
+
+/// [`inflated_whole_size`] with another limit than 48 MiB.
+fn size_within(compressed: &[u8], limit: usize) -> Option<usize> {
+    let n = compressed.len();
+    let size = u32::from_le_bytes(compressed.get(n.checked_sub(4)?..)?.try_into().ok()?);
+    let size = usize::try_from(size).ok()?;
+    (size <= limit && n <= limit).then_some(size)
+}
+
 /// The inflated bytes of the gzip stream `compressed` if its last member's trailer says
 /// they are at most `limit` bytes and inflating them all gives at most that, without
 /// error: `None` else, for the stream decoder to read it (and tell its errors, after the
 /// events before them) as it reads every other gzip input.
 fn inflate_small(compressed: &[u8], limit: usize) -> Option<Vec<u8>> {
-    let n = compressed.len();
-    // ISIZE (RFC 1952 §2.3.1): the last member's length mod 2^32, only a first guess
-    // when there are several members; the limit holds whatever it says.
-    let size = u32::from_le_bytes(compressed.get(n.checked_sub(4)?..)?.try_into().ok()?);
-    let size = usize::try_from(size).ok()?;
-    if size > limit || n > limit {
-        return None;
-    }
+    let size = size_within(compressed, limit)?;
     // One gzip member, as nearly every `.json.gz` is: libdeflate, which reads a whole
-    // member into a buffer of its known size (CRC-32 and length checked) about twice as
-    // fast as zlib-rs streams it. Anything it refuses (several members, bytes after the
-    // member, damage) is read by the streaming decoder below, as before.
+    // member into a buffer of its known size (CRC-32 and length checked) faster than
+    // zlib-rs streams it. Anything it refuses (several members, bytes after the member,
+    // damage) is read by the streaming decoder below, as before.
     if let Some(whole) = gzip::one_member_whole(compressed, size) {
         return Some(whole);
     }

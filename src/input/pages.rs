@@ -31,11 +31,9 @@ impl Pages {
         let _ = range;
     }
 
-    /// After `range` (bytes of the input) has been read and is needed again only in
-    /// parts: lets its pages go, so that they no longer count in the process's memory
-    /// (a 1 GB trace would otherwise stay resident through every later stage). The
-    /// pages at its two ends may hold bytes of a neighbouring range: a reader of those
-    /// faults them in again.
+    /// After `range` (bytes of the input) has been read and is not needed again (field
+    /// data, once parsed): lets its pages go, so that they no longer count in the
+    /// process's memory. A later read of them faults them in again.
     #[inline]
     pub(crate) fn done_with(self, range: &[u8]) {
         #[cfg(unix)]
