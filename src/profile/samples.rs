@@ -459,6 +459,40 @@ impl Placement {
         false
     }
 
+    /// [`Placement::append_plain`] for a chunk packed from a stream: its pairs are unpacked
+    /// into times and node ids ([`Unpack::rows_into`](crate::scan::packed::Unpack)), then
+    /// the ids' stacks are looked up. False, having appended nothing, for a chunk not
+    /// packed, with a negative delta or naming an unknown node.
+    fn append_packed(
+        &self,
+        i: usize,
+        stacks: &NodeStacks,
+        (ts, stack): (&mut Vec<Timestamp>, &mut Vec<StackIndex>),
+        scratch: &mut Vec<u32>,
+    ) -> bool {
+        let SampleArrays::Packed { at, summary } = &self.chunks[i].samples else {
+            return false;
+        };
+        let (len, base) = (ts.len(), self.base[i].as_nanos());
+        // As for a plain chunk: without negative deltas, plain adds give the times when
+        // the chunk's sum is exact and fits.
+        let sum = summary.sum.as_nanos();
+        if sum == i64::MAX || base.checked_add(sum).is_none() {
+            return false;
+        }
+        scratch.clear();
+        let pairs = crate::scan::packed::Unpack::new(self.store.bytes(*at), summary.count as usize);
+        if pairs.rows_into(base, ts, scratch) {
+            stack.resize(len + scratch.len(), StackIndex::new(0));
+            if stacks.get_all(scratch, &mut stack[len..]) {
+                return true;
+            }
+        }
+        ts.truncate(len);
+        stack.truncate(len);
+        false
+    }
+
     /// Asks the CPU to start loading the arrays of chunk `i` left in `file`, so that they
     /// arrive while the chunk before it is read: a window's chunks lie ~1 KB apart in a
     /// file far larger than the caches, and each started with a wait on memory.
@@ -540,7 +574,9 @@ impl Placement {
                 }
                 continue;
             }
-            if self.append_plain(i, file, stacks, (&mut ts, &mut stack), &mut scratch) {
+            if self.append_plain(i, file, stacks, (&mut ts, &mut stack), &mut scratch)
+                || self.append_packed(i, stacks, (&mut ts, &mut stack), &mut scratch)
+            {
                 push_in_order(&mut in_order, &ts, before);
                 continue;
             }
@@ -746,6 +782,74 @@ mod tests {
             assert_eq!(rows, expected);
             assert_eq!((w.unknown, w.unreadable), (1, 0));
         }
+    }
+
+    #[test]
+    fn chunks_packed_from_a_stream_give_the_rows_of_the_same_chunks_in_a_file() {
+        // The four chunks of the test above, packed as a stream's are (A: nodes 1, 2 only;
+        // B names node 9; C; D), and E: a 40-sample run of node 1, 1 µs apart (blocks of
+        // sixteen), then one 3 µs back (a negative delta: the general path).
+        let mut store = PackedStore::default();
+        let mut chunk = |ids: &[i64], us: &[i64]| {
+            let mut packed = Vec::new();
+            let pairs = ids
+                .iter()
+                .zip(us)
+                .map(|(&i, &d)| (NodeId(i), TimeDelta::from_micros(d)));
+            crate::scan::packed::pack(pairs, &mut packed);
+            let mut summary = crate::scan::chunk::DeltaSummary::default();
+            us.iter()
+                .for_each(|&d| summary.push(TimeDelta::from_micros(d)));
+            ProfileChunk {
+                ts: Timestamp::default(),
+                samples: store.keep(&packed, summary),
+            }
+        };
+        let run: Vec<i64> = (0..41).map(|k| if k == 40 { -3 } else { 1 }).collect();
+        let chunks = vec![
+            chunk(&[1, 2, 1], &[10, 20, 5]),
+            chunk(&[1, 9, 2], &[10, 20, 5]),
+            chunk(&[2, 2, 2], &[3, 4, 5]),
+            chunk(&[1, 1], &[6, 6]),
+            chunk(&[1; 41], &run),
+        ];
+        let p = Placement::new(Timestamp::default(), chunks, store);
+        let stacks = NodeStacks::new(
+            [
+                (NodeId(1), StackIndex::new(0)),
+                (NodeId(2), StackIndex::new(1)),
+            ]
+            .into_iter(),
+        );
+        let w = p.window(
+            Timestamp::default(),
+            Timestamp::from_micros(1000),
+            None,
+            &stacks,
+        );
+        let rows: Vec<(i64, usize)> = (w.table.ts.iter().zip(&w.table.stack))
+            .map(|(t, s)| (t.as_nanos() / 1000, s.index()))
+            .collect();
+        // As above to 94; E from 94: 95 … 134, then 131 (sorted in among them).
+        let mut expected = vec![
+            (10, 0),
+            (30, 1),
+            (35, 0),
+            (45, 0),
+            (70, 1),
+            (73, 1),
+            (77, 1),
+            (82, 1),
+            (88, 0),
+            (94, 0),
+        ];
+        expected.extend((95..=131).map(|t| (t, 0)));
+        expected.push((131, 0));
+        expected.extend((132..=134).map(|t| (t, 0)));
+        assert_eq!(rows, expected);
+        assert_eq!((w.unknown, w.unreadable), (1, 0));
+        let t = Timestamp::from_micros;
+        assert_eq!(w.reordered, [(t(131), t(134))]);
     }
 
     #[test]
