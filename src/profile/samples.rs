@@ -725,6 +725,28 @@ mod tests {
         assert_eq!(w.reordered, [(t(106), t(110))]);
     }
 
+    /// A window's rows as (µs, stack index).
+    fn rows_in_micros(w: &WindowSamples) -> Vec<(i64, usize)> {
+        (w.table.ts.iter().zip(&w.table.stack))
+            .map(|(t, s)| (t.as_nanos() / 1000, s.index()))
+            .collect()
+    }
+
+    /// The rows of chunks A–D below, worked by hand: A from 0: 10, 30, 35; B from 35: 45,
+    /// (65 unknown), 70; C from 70: 73, 77, 82; D from 82: 88, 94.
+    const ROWS_OF_A_TO_D: [(i64, usize); 10] = [
+        (10, 0),
+        (30, 1),
+        (35, 0),
+        (45, 0),
+        (70, 1),
+        (73, 1),
+        (77, 1),
+        (82, 1),
+        (88, 0),
+        (94, 0),
+    ];
+
     #[test]
     fn chunks_in_the_file_give_the_same_rows_on_the_plain_and_general_paths() {
         // A: plain arrays; B: names node 9 (unknown); C: spaces in its deltas (general
@@ -762,24 +784,7 @@ mod tests {
         for stacks in [dense, NodeStacks::Sparse(pairs.into_iter().collect())] {
             let t = Timestamp::from_micros;
             let w = p.window(t(0), t(1000), Some(file), &stacks);
-            let rows: Vec<(i64, usize)> = (w.table.ts.iter().zip(&w.table.stack))
-                .map(|(t, s)| (t.as_nanos() / 1000, s.index()))
-                .collect();
-            // A from 0: 10, 30, 35; B from 35: 45, (65 unknown), 70; C from 70: 73, 77, 82;
-            // D from 82: 88, 94.
-            let expected = [
-                (10, 0),
-                (30, 1),
-                (35, 0),
-                (45, 0),
-                (70, 1),
-                (73, 1),
-                (77, 1),
-                (82, 1),
-                (88, 0),
-                (94, 0),
-            ];
-            assert_eq!(rows, expected);
+            assert_eq!(rows_in_micros(&w), ROWS_OF_A_TO_D);
             assert_eq!((w.unknown, w.unreadable), (1, 0));
         }
     }
@@ -827,26 +832,12 @@ mod tests {
             None,
             &stacks,
         );
-        let rows: Vec<(i64, usize)> = (w.table.ts.iter().zip(&w.table.stack))
-            .map(|(t, s)| (t.as_nanos() / 1000, s.index()))
-            .collect();
         // As above to 94; E from 94: 95 … 134, then 131 (sorted in among them).
-        let mut expected = vec![
-            (10, 0),
-            (30, 1),
-            (35, 0),
-            (45, 0),
-            (70, 1),
-            (73, 1),
-            (77, 1),
-            (82, 1),
-            (88, 0),
-            (94, 0),
-        ];
+        let mut expected = ROWS_OF_A_TO_D.to_vec();
         expected.extend((95..=131).map(|t| (t, 0)));
         expected.push((131, 0));
         expected.extend((132..=134).map(|t| (t, 0)));
-        assert_eq!(rows, expected);
+        assert_eq!(rows_in_micros(&w), expected);
         assert_eq!((w.unknown, w.unreadable), (1, 0));
         let t = Timestamp::from_micros;
         assert_eq!(w.reordered, [(t(131), t(134))]);
