@@ -406,6 +406,17 @@ impl Placement {
         unknown
     }
 
+    /// Chunk `i`'s base in ns when its deltas' sum is exact (not saturated) and the base
+    /// plus it fits: then, with no negative delta, no running time passes that end and
+    /// plain adds give the times (else the general path saturates them).
+    fn base_for_plain_adds(&self, i: usize) -> Option<i64> {
+        let (base, sum) = (
+            self.base[i].as_nanos(),
+            self.chunks[i].samples.summary().sum.as_nanos(),
+        );
+        (sum != i64::MAX && base.checked_add(sum).is_some()).then_some(base)
+    }
+
     /// [`Placement::append_rows`] for a chunk still in the file whose two arrays are as
     /// Chrome writes them ([`plain_uints_into`]: no negative deltas) and name only known
     /// nodes: each array is read into `scratch`, then turned into rows. Returns false,
@@ -430,14 +441,10 @@ impl Placement {
         else {
             return false;
         };
-        let (n, len, base) = (summary.count as usize, ts.len(), self.base[i].as_nanos());
-        // No delta here is negative, so no running time passes base + the chunk's sum:
-        // when that sum is exact (not saturated) and fits, plain adds give the times (else
-        // the general path saturates them).
-        let sum = summary.sum.as_nanos();
-        if sum == i64::MAX || base.checked_add(sum).is_none() {
+        let Some(base) = self.base_for_plain_adds(i) else {
             return false;
-        }
+        };
+        let (n, len) = (summary.count as usize, ts.len());
         scratch.resize(n, 0);
         if plain_uints_into(b, &deltas.range(), scratch) != Some(n) {
             return false;
@@ -470,18 +477,16 @@ impl Placement {
         (ts, stack): (&mut Vec<Timestamp>, &mut Vec<StackIndex>),
         scratch: &mut Vec<u32>,
     ) -> bool {
-        let SampleArrays::Packed { at, summary } = &self.chunks[i].samples else {
+        let samples = &self.chunks[i].samples;
+        let (SampleArrays::Packed { .. }, Some(base), Some(pairs)) = (
+            samples,
+            self.base_for_plain_adds(i),
+            samples.unpack(&self.store),
+        ) else {
             return false;
         };
-        let (len, base) = (ts.len(), self.base[i].as_nanos());
-        // As for a plain chunk: without negative deltas, plain adds give the times when
-        // the chunk's sum is exact and fits.
-        let sum = summary.sum.as_nanos();
-        if sum == i64::MAX || base.checked_add(sum).is_none() {
-            return false;
-        }
+        let len = ts.len();
         scratch.clear();
-        let pairs = crate::scan::packed::Unpack::new(self.store.bytes(*at), summary.count as usize);
         if pairs.rows_into(base, ts, scratch) {
             stack.resize(len + scratch.len(), StackIndex::new(0));
             if stacks.get_all(scratch, &mut stack[len..]) {

@@ -156,9 +156,7 @@ impl<'a> Unpack<'a> {
         }
         u
     }
-}
 
-impl Unpack<'_> {
     /// The rest of the pairs as rows: each pair's time (`base` plus the running sum of the
     /// deltas, in ns) goes to `ts` and its node id to `ids`. False, with `ts` and `ids`
     /// partly written, when a delta is negative, an id is outside `u32`, or the bytes end
