@@ -246,7 +246,8 @@ impl Read for GzipReader<'_> {
 /// member at once faster than a stream decoder); `None` for anything else
 /// (several members, bytes after the member, another size, damage), which is for
 /// [`GzipReader`] to read and name.
-pub(crate) fn one_member_whole(compressed: &[u8], size: usize) -> Option<Vec<u8>> {
+#[cfg(test)]
+fn one_member_whole(compressed: &[u8], size: usize) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     one_member_into(compressed, size, &mut out).then_some(out)
 }
