@@ -76,8 +76,8 @@ pub mod internals {
     /// Inputs: the gzip decoder, the record of closed standard descriptors (`src/input`).
     pub mod input {
         pub use crate::input::gzip::{GzipReader, one_member_into};
-        pub use crate::input::inflated_whole_size;
         pub use crate::input::record_std_fds_at_start;
+        pub use crate::input::{InflatedBytes, inflated_whole, inflated_whole_size};
     }
 
     /// The JSON lexer's number readers (`src/json`).

@@ -3,7 +3,8 @@
 //! as `cat a.gz b.gz` makes), inflated by taskchain's gzip reader and handed to the stream
 //! scan in blocks of 1–32 bytes, and the report must be the one of the plain bytes mapped
 //! (sample arrays left in the file), warnings and errors included. libdeflate's
-//! whole-member read agrees with the reader on those bytes and on the raw input.
+//! whole-member read, and the read of a file inflated whole (into reused buffers), agree
+//! with the reader on those bytes and on the raw input.
 #![no_main]
 
 mod common;
@@ -15,7 +16,7 @@ use flate2::write::GzEncoder;
 use libfuzzer_sys::fuzz_target;
 use taskchain::analyze_bytes;
 use taskchain::internals::analyze_stream;
-use taskchain::internals::input::{GzipReader, one_member_into};
+use taskchain::internals::input::{GzipReader, inflated_whole, one_member_into};
 
 fn gzip(parts: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::new();
@@ -56,6 +57,15 @@ fuzz_target!(|data: &[u8]| {
                 .read_to_end(&mut out)
                 .expect("the reader reads what libdeflate reads");
             assert_eq!(whole, out, "libdeflate vs the reader");
+        }
+        // Read whole as a `.json.gz` file is, in a buffer reused from input to input:
+        // the reader's bytes, none of an earlier input's.
+        if let Some(inflated) = inflated_whole(gz) {
+            let mut out = Vec::new();
+            GzipReader::new(gz)
+                .read_to_end(&mut out)
+                .expect("what is read whole reads to its end");
+            assert!(*inflated == out[..], "read whole vs the reader");
         }
     }
     let mut reader = GzipReader::new(&compressed);

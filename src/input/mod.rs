@@ -390,6 +390,14 @@ pub fn inflated_whole_size(compressed: &[u8]) -> Option<usize> {
     size_within(compressed, GZ_INLINE_MAX)
 }
 
+/// The inflated bytes of `compressed` when taskchain reads it whole (at most 48 MiB, read
+/// without error), as it reads a `.json.gz` file: `None` when it is streamed instead.
+/// For the `gzip_stream` fuzz target, which checks that the reused buffers give each
+/// input's bytes and nothing of an earlier one.
+pub fn inflated_whole(compressed: &[u8]) -> Option<InflatedBytes> {
+    inflate_small(compressed, GZ_INLINE_MAX)
+}
+
 /// [`inflated_whole_size`] with another limit than 48 MiB.
 fn size_within(compressed: &[u8], limit: usize) -> Option<usize> {
     let n = compressed.len();
@@ -439,12 +447,10 @@ pub(crate) struct Inflated {
     pub(crate) trace_id: Option<String>,
 }
 
-/// The bytes of a gzip input inflated whole. Its buffer is kept for the next input when
-/// dropped ([`SPARES`]): in a batch of `.json.gz` files, a buffer
-/// taken fresh from the system for each file was 24 k of the 65 k page faults of the
-/// 400-file benchmark, each a page the kernel zeroes (and on a VM, often one the host
-/// must back again).
-pub(crate) struct InflatedBytes(Vec<u8>);
+/// The bytes of a gzip input inflated whole (derefs to them). Its buffer is kept for the
+/// next input when dropped (two at most): in a batch of `.json.gz` files, a buffer taken
+/// fresh for each file was a page fault and a zeroed page for much of every file's bytes.
+pub struct InflatedBytes(Vec<u8>);
 
 /// Buffers of [`InflatedBytes`] kept for reuse: one per worker of a batch on two cores.
 /// Each has room for [`GZ_INLINE_MAX`] bytes, but only the pages the largest input wrote
