@@ -51,15 +51,17 @@ pub(crate) type ProfileKey = (Pid, ProfileId);
 pub struct NodeId(pub i64);
 
 /// A `callFrame` of a profile node, as in the trace: line and column **0-based**, `-1`
-/// when the trace leaves them out (V8 omits them; CDP writes -1).
+/// when the trace leaves them out (V8 omits them; CDP writes -1). The texts are shared
+/// (`Arc<str>`): a profile's nodes name a few scripts and functions many times over, and a
+/// stream keeps every chunk's nodes until its scan ends.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CallFrame {
     /// `functionName`; empty for an anonymous function.
-    pub function_name: String,
+    pub function_name: std::sync::Arc<str>,
     /// `url`; empty when none.
     pub url: std::sync::Arc<str>,
     /// `scriptId` as text (an integer in traces, a string in `.cpuprofile`s).
-    pub script_id: String,
+    pub script_id: std::sync::Arc<str>,
     /// `lineNumber`, 0-based, -1 unknown.
     pub line_number: i32,
     /// `columnNumber`, 0-based, -1 unknown.

@@ -615,13 +615,13 @@ fn chain_frame(profile: &CpuProfile, f: FrameIndex) -> ChainFrame {
         function: if cf.function_name.is_empty() {
             "(anonymous)".to_string()
         } else {
-            cf.function_name.clone()
+            cf.function_name.to_string()
         },
         url: cf.url.to_string(),
         line: one_based(cf.line_number),
         column: one_based(cf.column_number),
         recursion_depth: 1,
-        script_id: cf.script_id.clone(),
+        script_id: cf.script_id.to_string(),
         original: None,
     }
 }

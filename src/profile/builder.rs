@@ -293,7 +293,7 @@ mod tests {
         let mut out = vec![];
         let mut cur = Some(s);
         while let Some(c) = cur {
-            out.push(p.frames.get(p.stacks.frame(c)).function_name.clone());
+            out.push(p.frames.get(p.stacks.frame(c)).function_name.to_string());
             cur = p.stacks.parent(c);
         }
         out.reverse();

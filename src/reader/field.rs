@@ -248,9 +248,9 @@ struct Parsed {
 
 fn call_frame(name: String, url: String, line0: i64, col0: i64) -> CallFrame {
     CallFrame {
-        function_name: name,
+        function_name: name.into(),
         url: url.into(),
-        script_id: String::new(),
+        script_id: "".into(),
         line_number: i32::try_from(line0).unwrap_or(-1),
         column_number: i32::try_from(col0).unwrap_or(-1),
     }
@@ -401,7 +401,7 @@ impl Parsed {
 fn idle_nodes(nodes: &[Node]) -> Vec<NodeId> {
     nodes
         .iter()
-        .filter(|n| n.call_frame.function_name == "(idle)")
+        .filter(|n| &*n.call_frame.function_name == "(idle)")
         .map(|n| n.id)
         .collect()
 }

@@ -151,23 +151,24 @@ pub struct Collector {
     /// Scripts whose rundown event left out the map URL (`sourceMapUrlElided`), by (pid,
     /// `scriptId`), with their URL: the `-sources` event that follows gives it.
     elided_maps: HashMap<(Pid, String), String>,
-    /// The call frames' URLs read so far, each held once.
-    urls: Urls,
+    /// The call frames' texts read so far, each held once.
+    texts: Texts,
 }
 
-/// Call-frame URLs held once each: a profile's nodes name a few scripts many times over
-/// (16,330 nodes, 1.4 MB of URL text, in one 33 MB DevTools recording), and a stream
-/// keeps every chunk's nodes until the scan ends.
+/// Call-frame texts (URLs, function names, script ids) held once each: a profile's nodes
+/// name a few scripts and functions many times over (16,330 nodes, 1.4 MB of URL text,
+/// in one 33 MB DevTools recording), and a stream keeps every chunk's nodes until the
+/// scan ends.
 #[derive(Debug, Default)]
-struct Urls(std::collections::HashSet<std::sync::Arc<str>, foldhash::fast::RandomState>);
+struct Texts(std::collections::HashSet<std::sync::Arc<str>, foldhash::fast::RandomState>);
 
-impl Urls {
-    /// `url`, shared with every earlier node of the same URL.
-    fn get(&mut self, url: &str) -> std::sync::Arc<str> {
-        if let Some(u) = self.0.get(url) {
+impl Texts {
+    /// `text`, shared with every earlier call frame that has it.
+    fn get(&mut self, text: &str) -> std::sync::Arc<str> {
+        if let Some(u) = self.0.get(text) {
             return u.clone();
         }
-        let u: std::sync::Arc<str> = url.into();
+        let u: std::sync::Arc<str> = text.into();
         self.0.insert(u.clone());
         u
     }
@@ -543,16 +544,16 @@ impl Collector {
         if let Some(r) = &layout.nodes {
             // Read from the parser's tape; an array with an object of over 32 members
             // (which the tree keeps hash-backed) is read again as a tree.
-            let urls = &mut self.urls;
+            let texts = &mut self.texts;
             let read = match self
                 .args
-                .with_tape(&args[r.clone()], |v| nodes_from_tape(v, urls))
+                .with_tape(&args[r.clone()], |v| nodes_from_tape(v, texts))
             {
                 Some(Some(read)) => Some(read),
                 Some(None) => {
                     // Strings cut were counted by the first read.
                     let cut = self.args.cut;
-                    let urls = &mut self.urls;
+                    let texts = &mut self.texts;
                     let read = self.args.with(&args[r.clone()], |v| {
                         // Sized to the array, not grown by doubling: a stream keeps every
                         // chunk's nodes until the scan ends, and the unused half of a doubled
@@ -560,7 +561,7 @@ impl Collector {
                         v.as_array()
                             .map(|a| {
                                 let mut nodes = Vec::with_capacity(a.len());
-                                nodes.extend(a.iter().filter_map(|n| node(n, urls)));
+                                nodes.extend(a.iter().filter_map(|n| node(n, texts)));
                                 nodes
                             })
                             .unwrap_or_default()
@@ -913,10 +914,10 @@ pub(crate) fn read_entry_details(
     }
 }
 
-fn node(v: &BorrowedValue<'_>, urls: &mut Urls) -> Option<Node> {
+fn node(v: &BorrowedValue<'_>, texts: &mut Texts) -> Option<Node> {
     let o = v.as_object()?;
     if o.len() > 32 {
-        return node_by_field(v, urls);
+        return node_by_field(v, texts);
     }
     // One pass over the members, a later repeat of a key replacing the earlier one (as
     // `field` reads small objects), instead of one pass per key.
@@ -945,20 +946,17 @@ fn node(v: &BorrowedValue<'_>, urls: &mut Urls) -> Option<Node> {
                     _ => {}
                 }
             }
-            let text = |x: Option<&BorrowedValue<'_>>| {
-                x.and_then(|x| x.as_str())
-                    .map(str::to_owned)
-                    .unwrap_or_default()
-            };
+            let mut text =
+                |x: Option<&BorrowedValue<'_>>| texts.get(x.and_then(|x| x.as_str()).unwrap_or(""));
             CallFrame {
                 function_name: text(function_name),
-                url: urls.get(url.and_then(|x| x.as_str()).unwrap_or_default()),
-                script_id: script_id_text(script_id),
+                url: text(url),
+                script_id: script_id_text(script_id, texts),
                 line_number: position(line),
                 column_number: position(column),
             }
         }
-        _ => call_frame_by_field(cf, urls),
+        _ => call_frame_by_field(cf, texts),
     };
     Some(Node {
         id,
@@ -971,7 +969,7 @@ fn node(v: &BorrowedValue<'_>, urls: &mut Urls) -> Option<Node> {
 /// The nodes of a `nodes` value read from its tape, as [`node`] reads them from a tree
 /// (empty when not an array; sized to the array). `None` when a node or its `callFrame`
 /// has over 32 members, which the tree reads by hash.
-fn nodes_from_tape(v: simd_json::tape::Value<'_, '_>, urls: &mut Urls) -> Option<Vec<Node>> {
+fn nodes_from_tape(v: simd_json::tape::Value<'_, '_>, texts: &mut Texts) -> Option<Vec<Node>> {
     let Some(a) = v.as_array() else {
         return Some(Vec::new());
     };
@@ -1011,16 +1009,22 @@ fn nodes_from_tape(v: simd_json::tape::Value<'_, '_>, urls: &mut Urls) -> Option
         let Some(id) = id.and_then(|x| scalar_int(&x)) else {
             continue;
         };
-        let text = |x: Option<simd_json::tape::Value<'_, '_>>| {
-            x.and_then(|x| x.as_str().map(str::to_owned))
-                .unwrap_or_default()
+        let mut text = |x: Option<simd_json::tape::Value<'_, '_>>| {
+            texts.get(x.as_ref().and_then(|x| x.as_str()).unwrap_or(""))
         };
         let position = |x: Option<simd_json::tape::Value<'_, '_>>| {
             x.and_then(|x| scalar_int(&x))
                 .and_then(|n| i32::try_from(n).ok())
                 .unwrap_or(-1)
         };
-        let url = urls.get(url.as_ref().and_then(|x| x.as_str()).unwrap_or_default());
+        let (function_name, url) = (text(function_name), text(url));
+        let script_id = match script_id {
+            Some(s) => match s.as_str() {
+                Some(t) => texts.get(t),
+                None => texts.get(&scalar_int(&s).map(|i| i.to_string()).unwrap_or_default()),
+            },
+            None => texts.get(""),
+        };
         nodes.push(Node {
             id: NodeId(id),
             parent: parent.and_then(|x| scalar_int(&x)).map(NodeId),
@@ -1034,14 +1038,9 @@ fn nodes_from_tape(v: simd_json::tape::Value<'_, '_>, urls: &mut Urls) -> Option
                 })
                 .unwrap_or_default(),
             call_frame: CallFrame {
-                function_name: text(function_name),
+                function_name,
                 url,
-                script_id: script_id
-                    .map(|s| match s.as_str() {
-                        Some(t) => t.to_owned(),
-                        None => scalar_int(&s).map(|i| i.to_string()).unwrap_or_default(),
-                    })
-                    .unwrap_or_default(),
+                script_id,
                 line_number: position(line),
                 column_number: position(column),
             },
@@ -1051,24 +1050,24 @@ fn nodes_from_tape(v: simd_json::tape::Value<'_, '_>, urls: &mut Urls) -> Option
 }
 
 /// [`node`] of an object too large to be read in file order (hash-backed), key by key.
-fn node_by_field(v: &BorrowedValue<'_>, urls: &mut Urls) -> Option<Node> {
+fn node_by_field(v: &BorrowedValue<'_>, texts: &mut Texts) -> Option<Node> {
     let id = NodeId(int(field(v, "id")?)?);
     Some(Node {
         id,
         parent: field(v, "parent").and_then(int).map(NodeId),
         children: node_children(field(v, "children")),
-        call_frame: call_frame_by_field(field(v, "callFrame"), urls),
+        call_frame: call_frame_by_field(field(v, "callFrame"), texts),
     })
 }
 
 /// A node's `callFrame` read key by key (any object, or none: empty texts, positions -1).
-fn call_frame_by_field(cf: Option<&BorrowedValue<'_>>, urls: &mut Urls) -> CallFrame {
-    let get_text = |k| cf.and_then(|c| text(c, k)).unwrap_or_default();
+fn call_frame_by_field(cf: Option<&BorrowedValue<'_>>, texts: &mut Texts) -> CallFrame {
+    let mut get_text = |k| texts.get(&cf.and_then(|c| text(c, k)).unwrap_or_default());
     let get_pos = |k| position(cf.and_then(|c| field(c, k)));
     CallFrame {
         function_name: get_text("functionName"),
-        url: urls.get(&get_text("url")),
-        script_id: script_id_text(cf.and_then(|c| field(c, "scriptId"))),
+        url: get_text("url"),
+        script_id: script_id_text(cf.and_then(|c| field(c, "scriptId")), texts),
         line_number: get_pos("lineNumber"),
         column_number: get_pos("columnNumber"),
     }
@@ -1082,12 +1081,12 @@ fn position(x: Option<&BorrowedValue<'_>>) -> i32 {
 }
 
 /// A `scriptId` as text: a string as it is, an integer in decimal, else empty.
-fn script_id_text(x: Option<&BorrowedValue<'_>>) -> String {
-    x.map(|s| match s.as_str() {
-        Some(t) => t.to_owned(),
-        None => int(s).map(|i| i.to_string()).unwrap_or_default(),
-    })
-    .unwrap_or_default()
+fn script_id_text(x: Option<&BorrowedValue<'_>>, texts: &mut Texts) -> std::sync::Arc<str> {
+    match x.map(|s| (s.as_str(), s)) {
+        Some((Some(t), _)) => texts.get(t),
+        Some((None, s)) => texts.get(&int(s).map(|i| i.to_string()).unwrap_or_default()),
+        None => texts.get(""),
+    }
 }
 
 /// A node's `children` ids (the integers of the array; none when not an array).
@@ -1160,21 +1159,21 @@ mod tests {
     }
 
     #[test]
-    fn a_url_is_held_once_however_many_nodes_name_it() {
+    fn a_call_frame_text_is_held_once_however_many_nodes_name_it() {
         let mut p = ArgsParser::default();
-        let mut urls = Urls::default();
+        let mut texts = Texts::default();
         let chunk = |first: i64| {
             format!(
-                r#"[{{"id":{first},"callFrame":{{"functionName":"f","url":"https://a.example/app.js"}}}},
-                    {{"id":{},"callFrame":{{"functionName":"g","url":"https://a.example/app.js"}}}},
-                    {{"id":{},"callFrame":{{"functionName":"h","url":"https://b.example/lib.js"}}}}]"#,
+                r#"[{{"id":{first},"callFrame":{{"functionName":"f","url":"https://a.example/app.js","scriptId":7}}}},
+                    {{"id":{},"callFrame":{{"functionName":"g","url":"https://a.example/app.js","scriptId":"7"}}}},
+                    {{"id":{},"callFrame":{{"functionName":"h","url":"https://b.example/lib.js","scriptId":9}}}}]"#,
                 first + 1,
                 first + 2
             )
         };
         // Two chunks' nodes, read by the tape reader and the tree reader.
         let a = p
-            .with_tape(chunk(1).as_bytes(), |v| nodes_from_tape(v, &mut urls))
+            .with_tape(chunk(1).as_bytes(), |v| nodes_from_tape(v, &mut texts))
             .unwrap()
             .unwrap();
         let b = p
@@ -1183,7 +1182,7 @@ mod tests {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .filter_map(|n| node(n, &mut urls))
+                    .filter_map(|n| node(n, &mut texts))
                     .collect();
                 nodes
             })
@@ -1195,7 +1194,20 @@ mod tests {
         assert!(std::sync::Arc::ptr_eq(&url(&a[0]), &url(&b[0])));
         assert!(std::sync::Arc::ptr_eq(&url(&a[2]), &url(&b[2])));
         assert!(!std::sync::Arc::ptr_eq(&url(&a[0]), &url(&a[2])));
-        assert_eq!(urls.0.len(), 2);
+        // Function names and script ids (an integer read as its decimal text) alike.
+        let (name, script) = (
+            |n: &Node| n.call_frame.function_name.clone(),
+            |n: &Node| n.call_frame.script_id.clone(),
+        );
+        assert_eq!(
+            (&*name(&b[1]), &*script(&b[1]), &*script(&a[2])),
+            ("g", "7", "9")
+        );
+        assert!(std::sync::Arc::ptr_eq(&name(&a[1]), &name(&b[1])));
+        assert!(std::sync::Arc::ptr_eq(&script(&a[0]), &script(&b[1])));
+        assert!(!std::sync::Arc::ptr_eq(&name(&a[0]), &name(&a[1])));
+        // Two URLs, three names, two script ids.
+        assert_eq!(texts.0.len(), 7);
     }
 
     #[test]
@@ -1217,10 +1229,10 @@ mod tests {
                 let a = v.as_array().unwrap();
                 (
                     a.iter()
-                        .map(|n| node(n, &mut Urls::default()))
+                        .map(|n| node(n, &mut Texts::default()))
                         .collect::<Vec<_>>(),
                     a.iter()
-                        .map(|n| node_by_field(n, &mut Urls::default()))
+                        .map(|n| node_by_field(n, &mut Texts::default()))
                         .collect::<Vec<_>>(),
                 )
             })
@@ -1231,22 +1243,25 @@ mod tests {
         let (head, _) = raw.rsplit_once(",\n").unwrap();
         let from_tape = p
             .with_tape(format!("{head}]").as_bytes(), |v| {
-                nodes_from_tape(v, &mut Urls::default())
+                nodes_from_tape(v, &mut Texts::default())
             })
             .unwrap()
             .unwrap();
         let flat: Vec<Node> = got.0[..4].iter().flatten().cloned().collect();
         assert_eq!(from_tape, flat);
         assert_eq!(
-            p.with_tape(raw.as_bytes(), |v| nodes_from_tape(v, &mut Urls::default())),
+            p.with_tape(raw.as_bytes(), |v| nodes_from_tape(
+                v,
+                &mut Texts::default()
+            )),
             Some(None)
         );
         let n = got.0[0].as_ref().unwrap();
         assert_eq!((n.id, n.parent), (NodeId(2), Some(NodeId(9))));
         assert_eq!(n.children, vec![NodeId(3), NodeId(4)]);
-        assert_eq!(n.call_frame.function_name, "b");
+        assert_eq!(&*n.call_frame.function_name, "b");
         assert_eq!(&*n.call_frame.url, "u.js");
-        assert_eq!(n.call_frame.script_id, "7");
+        assert_eq!(&*n.call_frame.script_id, "7");
         assert_eq!(
             (n.call_frame.line_number, n.call_frame.column_number),
             (3, 4)
@@ -1256,7 +1271,7 @@ mod tests {
             (n.call_frame.line_number, n.call_frame.column_number),
             (-1, -2)
         );
-        assert_eq!(n.call_frame.script_id, "s");
+        assert_eq!(&*n.call_frame.script_id, "s");
         let n = got.0[2].as_ref().unwrap();
         assert_eq!((n.id, n.call_frame.line_number), (NodeId(4), -1));
         assert!(n.call_frame.function_name.is_empty());
@@ -1264,10 +1279,7 @@ mod tests {
         let n = got.0[4].as_ref().unwrap();
         assert_eq!((n.id, n.parent), (NodeId(5), Some(NodeId(4))));
         assert_eq!(
-            (
-                n.call_frame.function_name.as_str(),
-                n.call_frame.line_number
-            ),
+            (&*n.call_frame.function_name, n.call_frame.line_number),
             ("g", 1)
         );
     }
