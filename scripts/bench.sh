@@ -105,13 +105,13 @@ for f in "${files[@]}"; do
   done
   for reader in "${readers[@]}"; do
     printf "%-26s %-10s %8.3f %8.3f %8.0f %10.0f %9.0f\n" "$name" "$reader" "${wall[$reader]}" "${cpu[$reader]}" \
-      "$(awk "BEGIN{print $size/1e6/${wall[$reader]}}")" "$(awk "BEGIN{print ${rss[$reader]}/1024}")" "$(awk "BEGIN{print ${anon[$reader]}/1024}")"
+      "$(awk "BEGIN{print $size/1e6/${wall[$reader]}}")" "$(awk "BEGIN{print ${rss[$reader]}*1024/1e6}")" "$(awk "BEGIN{print ${anon[$reader]}*1024/1e6}")"
   done
   ratio=$(awk "BEGIN{printf \"%.2f\", ${wall[taskchain]}/${wall[bytescan]}}")
   cratio=$(awk "BEGIN{printf \"%.2f\", ${cpu[taskchain]}/${cpu[bytescan]}}")
-  anon_x=$(awk "BEGIN{printf \"%.2f\", ${anon[taskchain]}*1024/$size}")
+  anon_x=$(awk "BEGIN{printf \"%.3f\", ${anon[taskchain]}*1024/$size}")
   tmbs=$(awk "BEGIN{printf \"%.0f\", $size/1e6/${wall[taskchain]}}")
-  summary+=("| $label | ${wall[bytescan]} s | ${wall[taskchain]} s ($tmbs MB/s) | ${ratio}× (CPU ${cratio}×) | $(awk "BEGIN{printf \"%.0f\", ${anon[taskchain]}/1024}") MB (${anon_x}×) |")
+  summary+=("| $label | ${wall[bytescan]} s | ${wall[taskchain]} s ($tmbs MB/s) | ${ratio}× (CPU ${cratio}×) | $(awk "BEGIN{printf \"%.0f\", ${anon[taskchain]}*1024/1e6}") MB (${anon_x}×) |")
   unset wall cpu rss anon
 done
 echo
