@@ -80,7 +80,7 @@ impl ProfileBuilder {
     }
 
     /// Links nodes, interns stacks and frames, and places the chunks in time.
-    pub(crate) fn finish(mut self, diagnostics: &mut Diagnostics) -> CpuProfile {
+    pub(crate) fn finish(self, diagnostics: &mut Diagnostics) -> CpuProfile {
         diagnostics.add(
             "profile nodes defined twice (first definition kept)",
             self.duplicate_nodes,
@@ -89,7 +89,7 @@ impl ProfileBuilder {
         let mut frames = FrameTable::default();
         let mut stacks = StackTable::default();
         let (node_stack, cycles) =
-            intern_stacks(&mut self.nodes, &parent_row, &mut frames, &mut stacks);
+            intern_stacks(&self.nodes, &parent_row, &mut frames, &mut stacks);
         diagnostics.add(
             "parent cycles among profile nodes (cut where they close: chains may be short)",
             cycles,
@@ -154,9 +154,9 @@ impl ProfileBuilder {
 
 /// The stack of every node (by row), interning parents first, and the number of parent
 /// cycles met. A cycle (corrupt input) is cut where it closes, so the walk always ends.
-/// Each node's call frame is moved into `frames` (the nodes keep an empty one).
+/// Each node's call frame is interned in `frames` (copied when new: its texts are shared).
 fn intern_stacks(
-    nodes: &mut [Node],
+    nodes: &[Node],
     parent_row: &[Option<usize>],
     frames: &mut FrameTable,
     stacks: &mut StackTable,
@@ -194,7 +194,7 @@ fn intern_stacks(
         }
         let mut parent = base;
         while let Some(r) = path.pop() {
-            let frame = frames.intern(std::mem::take(&mut nodes[r].call_frame));
+            let frame = frames.intern(&nodes[r].call_frame);
             let s = stacks.intern(frame, parent);
             state[r] = State::Done(s);
             parent = Some(s);

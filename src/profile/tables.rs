@@ -61,22 +61,22 @@ pub struct FrameTable {
 }
 
 impl FrameTable {
-    /// Row of `cf`, added (moved in) when new.
-    pub fn intern(&mut self, cf: CallFrame) -> FrameIndex {
+    /// Row of `cf`, added (a copy: its texts are shared) when new.
+    pub fn intern(&mut self, cf: &CallFrame) -> FrameIndex {
         use std::hash::BuildHasher;
-        let h = self.hasher.hash_one(&cf);
+        let h = self.hasher.hash_one(cf);
         match self.by_hash.get(&h) {
-            Some(&i) if self.frames[i.index()] == cf => i,
-            Some(_) => match self.collided.get(&cf) {
+            Some(&i) if self.frames[i.index()] == *cf => i,
+            Some(_) => match self.collided.get(cf) {
                 Some(&i) => i,
                 None => {
                     let i = self.push(cf.clone());
-                    self.collided.insert(cf, i);
+                    self.collided.insert(cf.clone(), i);
                     i
                 }
             },
             None => {
-                let i = self.push(cf);
+                let i = self.push(cf.clone());
                 self.by_hash.insert(h, i);
                 i
             }
@@ -185,11 +185,11 @@ mod tests {
     fn stacks_dedup_by_frame_and_parent() {
         let mut f = FrameTable::default();
         let mut s = StackTable::default();
-        let root = s.intern(f.intern(cf("(root)")), None);
-        let a1 = s.intern(f.intern(cf("a")), Some(root));
-        let a2 = s.intern(f.intern(cf("a")), Some(root));
-        let b = s.intern(f.intern(cf("b")), Some(a1));
-        let a_under_b = s.intern(f.intern(cf("a")), Some(b));
+        let root = s.intern(f.intern(&cf("(root)")), None);
+        let a1 = s.intern(f.intern(&cf("a")), Some(root));
+        let a2 = s.intern(f.intern(&cf("a")), Some(root));
+        let b = s.intern(f.intern(&cf("b")), Some(a1));
+        let a_under_b = s.intern(f.intern(&cf("a")), Some(b));
         assert_eq!(a1, a2);
         assert_ne!(a1, a_under_b);
         assert_eq!(s.len(), 4);
