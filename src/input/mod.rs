@@ -416,11 +416,11 @@ fn inflate_small(compressed: &[u8], limit: usize) -> Option<InflatedBytes> {
     // member into a buffer of its known size (CRC-32 and length checked) faster than
     // zlib-rs streams it. Anything it refuses (several members, bytes after the member,
     // damage) is read by the streaming decoder below, as before.
-    let mut whole = InflatedBytes::spare();
+    let mut whole = InflatedBytes(SPARES.take());
     if gzip::one_member_into(compressed, size, &mut whole.0) {
         return Some(whole);
     }
-    drop(whole);
+    drop(whole); // back to the spares before the stream decoder makes its own buffer
     // One byte more than the guess: a stream that ends there leaves room unused, which
     // tells its end from a full buffer with more to come.
     let mut out = Vec::with_capacity(size + 1);
@@ -489,13 +489,6 @@ impl Spares {
         {
             kept.push(buffer);
         }
-    }
-}
-
-impl InflatedBytes {
-    /// An empty one, in a spare buffer when one is kept.
-    fn spare() -> InflatedBytes {
-        InflatedBytes(SPARES.take())
     }
 }
 

@@ -172,6 +172,22 @@ impl Texts {
         self.0.insert(u.clone());
         u
     }
+
+    /// A `scriptId` as text: a string as it is, an integer in decimal (written on the
+    /// stack: traces give every node's id as an integer), else empty.
+    fn script_id(&mut self, text: Option<&str>, int: Option<i64>) -> std::sync::Arc<str> {
+        use std::io::Write;
+        match (text, int) {
+            (Some(t), _) => self.get(t),
+            (None, Some(i)) => {
+                let mut digits = std::io::Cursor::new([0u8; 20]);
+                let _ = write!(digits, "{i}"); // an i64 takes at most 20 bytes
+                let n = digits.position() as usize;
+                self.get(std::str::from_utf8(&digits.get_ref()[..n]).unwrap_or_default())
+            }
+            (None, None) => self.get(""),
+        }
+    }
 }
 
 impl Collector {
@@ -1018,13 +1034,10 @@ fn nodes_from_tape(v: simd_json::tape::Value<'_, '_>, texts: &mut Texts) -> Opti
                 .unwrap_or(-1)
         };
         let (function_name, url) = (text(function_name), text(url));
-        let script_id = match script_id {
-            Some(s) => match s.as_str() {
-                Some(t) => texts.get(t),
-                None => texts.get(&scalar_int(&s).map(|i| i.to_string()).unwrap_or_default()),
-            },
-            None => texts.get(""),
-        };
+        let script_id = texts.script_id(
+            script_id.as_ref().and_then(|s| s.as_str()),
+            script_id.and_then(|s| scalar_int(&s)),
+        );
         nodes.push(Node {
             id: NodeId(id),
             parent: parent.and_then(|x| scalar_int(&x)).map(NodeId),
@@ -1080,13 +1093,9 @@ fn position(x: Option<&BorrowedValue<'_>>) -> i32 {
         .unwrap_or(-1)
 }
 
-/// A `scriptId` as text: a string as it is, an integer in decimal, else empty.
+/// A `scriptId` as text ([`Texts::script_id`]).
 fn script_id_text(x: Option<&BorrowedValue<'_>>, texts: &mut Texts) -> std::sync::Arc<str> {
-    match x.map(|s| (s.as_str(), s)) {
-        Some((Some(t), _)) => texts.get(t),
-        Some((None, s)) => texts.get(&int(s).map(|i| i.to_string()).unwrap_or_default()),
-        None => texts.get(""),
-    }
+    texts.script_id(x.and_then(|s| s.as_str()), x.and_then(int))
 }
 
 /// A node's `children` ids (the integers of the array; none when not an array).
