@@ -11,6 +11,7 @@ cut from the real traces of ../shared/traces and samples/:
 - field_readers: the field samples, their number arrays cut to fit 64 KB (still valid JSON).
 - event_parses: single events of several kinds, as Chrome wrote them.
 - number_arrays: `samples` and `timeDeltas` arrays of real chunks.
+- node_reads: `cpuProfile.nodes` arrays of real chunks, as Chrome wrote them.
 
 Usage (from the repository root): python3 fuzz/seeds.py [SHARED_TRACES_DIR]
 Then: scripts/fuzz.sh TARGET SECONDS
@@ -121,6 +122,7 @@ traces = [t for t in traces if "groundtruth" not in t]
 counts = {}
 seen_events = set()
 arrays_written = 0
+nodes_written = 0
 for k, path in enumerate(traces):
     try:
         doc = load(path)
@@ -147,6 +149,12 @@ for k, path in enumerate(traces):
             data = compact(e).encode()
             if len(data) <= 4096:
                 write("event_parses", f"event{len(seen_events)}", data)
+        if e.get("name") == "ProfileChunk" and nodes_written < 60:
+            data = (e.get("args", {}).get("data", {}) or {})
+            nodes = (data.get("cpuProfile") or {}).get("nodes")
+            if isinstance(nodes, list) and nodes:
+                write("node_reads", f"{base}-nodes{nodes_written}", compact(nodes[:40]).encode())
+                nodes_written += 1
         if e.get("name") == "ProfileChunk" and arrays_written < 60:
             data = (e.get("args", {}).get("data", {}) or {})
             for key, v in (("samples", (data.get("cpuProfile") or {}).get("samples")),
@@ -156,6 +164,7 @@ for k, path in enumerate(traces):
                     arrays_written += 1
 counts["event_parses"] = len(glob.glob("fuzz/corpus/event_parses/*"))
 counts["number_arrays"] = arrays_written
+counts["node_reads"] = nodes_written
 # Field data: the samples' .cpuprofile files and bundles, cut to fit.
 for path in sorted(glob.glob("samples/*/trace.cpuprofile") + glob.glob("samples/field-*/trace.json")):
     try:

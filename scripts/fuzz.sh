@@ -12,13 +12,13 @@ cd "$(dirname "$0")/.."
 target=${1:?usage: scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags]}
 secs=${2:-600}
 shift $(($# < 2 ? $# : 2))
-targets=(pipeline split gzip_stream field_readers event_parses number_arrays kernels)
+targets=(pipeline split gzip_stream field_readers event_parses number_arrays kernels node_reads)
 if [ "$target" = all ]; then
     for t in "${targets[@]}"; do "$0" "$t" "$secs" "$@"; done
     exit 0
 fi
 case $target in
-    event_parses | number_arrays | kernels) max_len=4096 ;;
+    event_parses | number_arrays | kernels | node_reads) max_len=4096 ;;
     *) max_len=65536 ;;
 esac
 [ -d fuzz/corpus/pipeline ] || python3 fuzz/seeds.py

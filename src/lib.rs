@@ -98,7 +98,7 @@ pub mod internals {
         pub use crate::scan::envelope::{Envelope, detect};
         pub use crate::scan::event::TraceEvent;
         pub use crate::scan::split::with_range_bytes;
-        pub use crate::scan::{Collector, ScannedTrace, scan, walk};
+        pub use crate::scan::{Collector, ScannedTrace, nodes_both_ways, scan, walk};
     }
 
     /// The field-data readers' JSON objects (`src/reader`).

@@ -10,6 +10,7 @@ use simd_json::prelude::*;
 use super::args::{ArgsParser, field, int, micros_as_nanos, scalar_int, text};
 use super::chunk::DeltaSummary;
 use super::event::{Phase, TraceEvent};
+use super::nodes::{self, ScriptId};
 use super::records::*;
 use super::{ScannedTrace, chunk, is_task_name, packed};
 use crate::json::plain_uints_into;
@@ -557,7 +558,11 @@ impl Collector {
         };
         // The sample arrays are set last (a default one would be allocated, then dropped).
         let mut nodes = Vec::new();
-        if let Some(r) = &layout.nodes {
+        if let Some(r) = &layout.nodes
+            && let Some(read) = compact_nodes(&args[r.clone()], &mut self.texts)
+        {
+            nodes = read;
+        } else if let Some(r) = &layout.nodes {
             // Read from the parser's tape; an array with an object of over 32 members
             // (which the tree keeps hash-backed) is read again as a tree.
             let texts = &mut self.texts;
@@ -982,6 +987,44 @@ fn node(v: &BorrowedValue<'_>, texts: &mut Texts) -> Option<Node> {
     })
 }
 
+/// A `nodes` array read by [`compact_nodes`] and by the tape reader (for the `node_reads`
+/// fuzz target, which checks that they agree whenever the first reads it).
+pub fn nodes_both_ways(raw: &[u8]) -> (Option<Vec<Node>>, Option<Option<Vec<Node>>>) {
+    let mut texts = Texts::default();
+    let fast = compact_nodes(raw, &mut texts);
+    let tape = ArgsParser::default().with_tape(raw, |v| nodes_from_tape(v, &mut texts));
+    (fast, tape)
+}
+
+/// The nodes of a `nodes` array in Chrome's own layout ([`nodes::read`]), as
+/// [`nodes_from_tape`] reads them, sized to the array; `None` for any other array.
+fn compact_nodes(raw: &[u8], texts: &mut Texts) -> Option<Vec<Node>> {
+    // Room for one node per two `{` (a node and its call frame: exactly the nodes in
+    // Chrome's layout, unless a name holds a brace).
+    let mut out = Vec::with_capacity(memchr::memchr_iter(b'{', raw).count() / 2);
+    nodes::read(raw, |n| {
+        let script_id = match n.script_id {
+            Some(ScriptId::Text(t)) => texts.script_id(Some(t), None),
+            Some(ScriptId::Int(i)) => texts.script_id(None, Some(i)),
+            None => texts.script_id(None, None),
+        };
+        out.push(Node {
+            id: NodeId(n.id),
+            parent: n.parent.map(NodeId),
+            children: Vec::new(),
+            call_frame: CallFrame {
+                function_name: texts.get(n.function_name),
+                url: texts.get(n.url),
+                script_id,
+                line_number: n.line,
+                column_number: n.column,
+            },
+        });
+    })?;
+    out.shrink_to_fit();
+    Some(out)
+}
+
 /// The nodes of a `nodes` value read from its tape, as [`node`] reads them from a tree
 /// (empty when not an array; sized to the array). `None` when a node or its `callFrame`
 /// has over 32 members, which the tree reads by hash.
@@ -1217,6 +1260,62 @@ mod tests {
         assert!(!std::sync::Arc::ptr_eq(&name(&a[0]), &name(&a[1])));
         // Two URLs, three names, two script ids.
         assert_eq!(texts.0.len(), 7);
+    }
+
+    #[test]
+    fn chrome_nodes_read_from_the_bytes_are_the_tape_readers() {
+        // Chrome's layout (sorted keys, optional members left out), a node with its keys in
+        // another order, a string scriptId and a non-ASCII name: all read without the
+        // parser, each node as the tape reader reads it.
+        let raw = r#"[{"callFrame":{"codeType":"other","functionName":"(root)","scriptId":0},"id":1},{"callFrame":{"codeType":"JS","columnNumber":31,"functionName":"onVisibilityUpdate","lineNumber":337,"scriptId":5,"url":"https://a.example/app.js"},"id":6,"parent":1},{"id":7,"parent":6,"callFrame":{"url":"https://a.example/app.js","scriptId":"5","functionName":"größe","lineNumber":2,"columnNumber":3000000000}}]"#;
+        let mut texts = Texts::default();
+        let fast = compact_nodes(raw.as_bytes(), &mut texts).expect("Chrome's layout");
+        let tape = ArgsParser::default()
+            .with_tape(raw.as_bytes(), |v| nodes_from_tape(v, &mut texts))
+            .unwrap()
+            .unwrap();
+        assert_eq!(fast, tape);
+        // Checked by hand: ids, parents, texts, positions (-1 unknown or beyond i32).
+        let summary: Vec<_> = fast
+            .iter()
+            .map(|n| {
+                let f = &n.call_frame;
+                (
+                    n.id.0,
+                    n.parent.map(|p| p.0),
+                    &*f.function_name,
+                    &*f.url,
+                    &*f.script_id,
+                    f.line_number,
+                    f.column_number,
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (1, None, "(root)", "", "0", -1, -1),
+                (
+                    6,
+                    Some(1),
+                    "onVisibilityUpdate",
+                    "https://a.example/app.js",
+                    "5",
+                    337,
+                    31
+                ),
+                (7, Some(6), "größe", "https://a.example/app.js", "5", 2, -1),
+            ]
+        );
+        assert_eq!(fast.capacity(), 3);
+        // Escapes, floats, `children`: left to the parser.
+        for odd in [
+            r#"[{"callFrame":{"functionName":"a\u0062"},"id":1}]"#,
+            r#"[{"callFrame":{},"id":1.5}]"#,
+            r#"[{"callFrame":{},"children":[2],"id":1}]"#,
+        ] {
+            assert_eq!(compact_nodes(odd.as_bytes(), &mut texts), None, "{odd}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub(crate) mod chunk;
 mod collect;
 pub(crate) mod envelope;
 pub(crate) mod event;
+mod nodes;
 pub(crate) mod packed;
 
 pub(crate) mod records;
@@ -23,7 +24,7 @@ use std::collections::{BTreeSet, HashMap};
 use crate::input::pages::Pages;
 use crate::json::{LexError, skip_value, skip_ws};
 use crate::vocab::{Diagnostics, Pid, ProfileKey, ThreadKey};
-pub use collect::Collector;
+pub use collect::{Collector, nodes_both_ways};
 pub(crate) use collect::{NO_PHASE, read_entry_details};
 use event::TraceEvent;
 use records::*;
