@@ -87,7 +87,10 @@ pub mod internals {
         };
         /// Every instruction set's copy of the array kernels, for the `kernels` fuzz target.
         pub mod copies {
-            pub use crate::json::copies::{BlockResults, Copies, blocks_on_every_copy, every_copy};
+            pub use crate::json::LexError;
+            pub use crate::json::copies::{
+                BlockResults, Copies, blocks_on_every_copy, every_copy, skips_on_every_copy,
+            };
         }
     }
 

@@ -1,11 +1,12 @@
 //! Every instruction set's copy of the number-array kernels (scalar, SSE2, SSSE3,
 //! AVX-512BW where the CPU has it) gives what the scalar reference gives on the same
 //! bytes: `plain_sum`, `digit_array_end`, `plain_uints_into`; and the block operations
-//! under them (`classify64`, `classify16`, `shifted_equal64`) give the scalar bits.
+//! under them (`classify64`, `classify16`, `shifted_equal64`) give the scalar bits; and
+//! the container skip 64 and 16 bytes a step ends where the byte-by-byte one does.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskchain::internals::json::copies::{blocks_on_every_copy, every_copy};
+use taskchain::internals::json::copies::{blocks_on_every_copy, every_copy, skips_on_every_copy};
 
 fuzz_target!(|data: &[u8]| {
     // The array kernels read an array at the start; one is opened when the input lacks it.
@@ -33,5 +34,10 @@ fuzz_target!(|data: &[u8]| {
     let blocks = blocks_on_every_copy(&w);
     for (name, got) in &blocks[1..] {
         assert_eq!(*got, blocks[0].1, "{name} block operations");
+    }
+    // The container skip, on the input as it is (an object or array at its start).
+    let skips = skips_on_every_copy(data);
+    for (name, got) in skips.iter().skip(1) {
+        assert_eq!(*got, skips[0].1, "{name} container skip");
     }
 });

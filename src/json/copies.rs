@@ -1,6 +1,7 @@
-//! Every instruction set's copy of the array kernels of [`super::chrome`] run on the same
-//! bytes, for the `kernels` fuzz target (`fuzz/fuzz_targets/kernels.rs`), which checks that
-//! each copy gives what the scalar reference gives. The unit tests of [`super::simd`]
+//! Every instruction set's copy of the array kernels of [`super::chrome`] and of the
+//! container skip of [`super::skip`] run on the same bytes, for the `kernels` fuzz target
+//! (`fuzz/fuzz_targets/kernels.rs`), which checks that each copy gives what the scalar
+//! reference gives. The unit tests of [`super::simd`]
 //! check the same on generated arrays.
 
 use super::chrome::{
@@ -109,4 +110,11 @@ pub fn blocks_on_every_copy(w: &[u8; 80]) -> Vec<(&'static str, BlockResults)> {
         out.push(("avx512", run(cpu, w)));
     }
     out
+}
+
+/// Each copy of the container skip on the object or array at `b[0]` (the offset past its
+/// close, or the error), by copy name, the byte-by-byte reference first; empty when `b`
+/// does not start with `{` or `[`.
+pub fn skips_on_every_copy(b: &[u8]) -> Vec<(&'static str, super::Lexed<usize>)> {
+    super::skip::every_skip(b)
 }

@@ -1,61 +1,144 @@
-//! Whole values skipped without building them (containers by their brackets, sixteen
+//! Whole values skipped without building them (containers by their brackets, 64 or 16
 //! bytes at a time where the CPU allows), and an object's members walked as raw keys and
 //! value ranges.
 
 use memchr::memchr3;
 
+#[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
+use super::simd::avx512::Avx512;
 use super::strings::{string_end, string_end_escaped};
 use super::{LexError, Lexed, bytes_equal, digit_count, load8, skip_ws};
 
 /// Skips an object or array starting at `b[i]` (`{` or `[`); returns the offset past its close.
 ///
-/// Sixteen bytes a step while they hold no backslash: the quotes' running XOR marks the
-/// bytes inside strings, and only brackets outside them are counted (small `args`
-/// objects are dense in strings, each of which would otherwise be a search of its own).
-/// From the first block with a backslash (or the last 15 bytes), [`skip_container_from`].
+/// A block of bytes a step while they hold no backslash (64 with AVX-512BW, else 16): the
+/// quotes' running XOR marks the bytes inside strings, and only brackets outside them are
+/// counted (small `args` objects are dense in strings, each of which would otherwise be a
+/// search of its own). From the first block with a backslash (or the last bytes),
+/// [`skip_container_from`].
 #[inline(never)]
 fn skip_container(b: &[u8], i: usize, open: u8, close: u8) -> Lexed<usize> {
     #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
     {
-        let (mut depth, mut in_string, mut j) = (0usize, 0u32, i);
-        while let Some(block) = b.get(j..j + 16) {
-            let [quotes, backslashes, opens, closes] = masks16(
-                block.try_into().expect("16 bytes"),
-                [b'"', b'\\', open, close],
-            );
-            if backslashes != 0 {
-                break;
-            }
-            // Bit k: byte k is in a string (its opening quote too, not its closing one).
-            let mut inside = quotes;
-            inside ^= inside << 1;
-            inside ^= inside << 2;
-            inside ^= inside << 4;
-            inside ^= inside << 8;
-            inside = (inside ^ in_string) & 0xFFFF;
-            let mut brackets = (opens | closes) & !inside;
-            while brackets != 0 {
-                let k = brackets.trailing_zeros();
-                if opens >> k & 1 == 1 {
-                    depth += 1;
-                } else {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Ok(j + k as usize + 1);
-                    }
-                }
-                brackets &= brackets - 1;
-            }
-            in_string = if inside >> 15 == 1 { 0xFFFF } else { 0 };
-            j += 16;
+        if let Some(cpu) = Avx512::detect() {
+            // SAFETY: `cpu` proves AVX-512F/BW.
+            return unsafe { skip_blocks64(b, i, open, close, cpu) };
         }
-        if in_string != 0 {
-            j = string_end(b, j)? + 1;
-        }
-        skip_container_from(b, j, depth, open, close)
+        skip_blocks16(b, (i, 0, false), open, close)
     }
     #[cfg(not(all(target_arch = "x86_64", not(feature = "no-simd"))))]
     skip_container_from(b, i, 0, open, close)
+}
+
+/// [`skip_container`] 64 bytes a step, then [`skip_blocks16`] from the first block with a
+/// backslash (or the last 63 bytes).
+///
+/// # Safety
+/// None beyond `cpu` (a target-feature function is unsafe to call).
+#[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
+#[target_feature(enable = "avx512f,avx512bw")]
+unsafe fn skip_blocks64(b: &[u8], i: usize, open: u8, close: u8, cpu: Avx512) -> Lexed<usize> {
+    use std::arch::x86_64::*;
+    let _ = cpu;
+    let (mut depth, mut in_string, mut j) = (0usize, 0u64, i);
+    while let Some(block) = b.get(j..j + 64) {
+        // SAFETY: the CPU has AVX-512F/BW (`cpu`); an unaligned load of the 64 bytes of
+        // `block`.
+        let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
+        let mask = |c: u8| _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(c as i8));
+        if mask(b'\\') != 0 {
+            break;
+        }
+        let (quotes, opens, closes) = (mask(b'"'), mask(open), mask(close));
+        // Bit k: byte k is in a string (its opening quote too, not its closing one).
+        let mut inside = quotes;
+        for shift in [1, 2, 4, 8, 16, 32] {
+            inside ^= inside << shift;
+        }
+        inside ^= in_string;
+        let mut brackets = (opens | closes) & !inside;
+        while brackets != 0 {
+            let k = brackets.trailing_zeros();
+            if opens >> k & 1 == 1 {
+                depth += 1;
+            } else {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(j + k as usize + 1);
+                }
+            }
+            brackets &= brackets - 1;
+        }
+        in_string = if inside >> 63 == 1 { !0 } else { 0 };
+        j += 64;
+    }
+    skip_blocks16(b, (j, depth, in_string != 0), open, close)
+}
+
+/// [`skip_container`] 16 bytes a step from `b[j]`, `depth` brackets being open and inside
+/// a string or not (`at`), then [`skip_container_from`] from the first block with a
+/// backslash (or the last 15 bytes).
+#[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
+#[inline(always)]
+fn skip_blocks16(b: &[u8], at: (usize, usize, bool), open: u8, close: u8) -> Lexed<usize> {
+    let (mut j, mut depth, in_string) = at;
+    let mut in_string = if in_string { 0xFFFF } else { 0u32 };
+    while let Some(block) = b.get(j..j + 16) {
+        let [quotes, backslashes, opens, closes] = masks16(
+            block.try_into().expect("16 bytes"),
+            [b'"', b'\\', open, close],
+        );
+        if backslashes != 0 {
+            break;
+        }
+        // Bit k: byte k is in a string (its opening quote too, not its closing one).
+        let mut inside = quotes;
+        inside ^= inside << 1;
+        inside ^= inside << 2;
+        inside ^= inside << 4;
+        inside ^= inside << 8;
+        inside = (inside ^ in_string) & 0xFFFF;
+        let mut brackets = (opens | closes) & !inside;
+        while brackets != 0 {
+            let k = brackets.trailing_zeros();
+            if opens >> k & 1 == 1 {
+                depth += 1;
+            } else {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(j + k as usize + 1);
+                }
+            }
+            brackets &= brackets - 1;
+        }
+        in_string = if inside >> 15 == 1 { 0xFFFF } else { 0 };
+        j += 16;
+    }
+    if in_string != 0 {
+        j = string_end(b, j)? + 1;
+    }
+    skip_container_from(b, j, depth, open, close)
+}
+
+/// [`super::copies::skips_on_every_copy`].
+pub(super) fn every_skip(b: &[u8]) -> Vec<(&'static str, Lexed<usize>)> {
+    let (open, close) = match b.first() {
+        Some(b'{') => (b'{', b'}'),
+        Some(b'[') => (b'[', b']'),
+        _ => return Vec::new(),
+    };
+    // Added to on x86-64 only.
+    #[allow(unused_mut)]
+    let mut out = vec![("bytes", skip_container_from(b, 0, 0, open, close))];
+    #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
+    {
+        out.push(("16 bytes", skip_blocks16(b, (0, 0, false), open, close)));
+        if let Some(cpu) = Avx512::detect() {
+            // SAFETY: `cpu` proves AVX-512F/BW.
+            out.push(("64 bytes", unsafe { skip_blocks64(b, 0, open, close, cpu) }));
+        }
+    }
+    out
 }
 
 /// Bit masks (bit k for byte k) of the bytes of a 16-byte block equal to each of `chars`.
@@ -294,8 +377,9 @@ mod tests {
             (x >> 33) % n
         };
         let mut ended = 0;
-        for _ in 0..3000 {
-            let len = 1 + next(80) as usize;
+        for _ in 0..1500 {
+            // Up to 300 bytes: several 64-byte blocks, strings across their edges.
+            let len = 1 + next(300) as usize;
             let (open, close) = if next(2) == 0 {
                 (b'{', b'}')
             } else {
@@ -307,12 +391,11 @@ mod tests {
             for cut in 1..=v.len() {
                 let b = &v[..cut];
                 let block = skip_container(b, 0, open, close);
-                assert_eq!(
-                    block,
-                    skip_container_from(b, 0, 0, open, close),
-                    "{}",
-                    b.escape_ascii()
-                );
+                let every = every_skip(b);
+                for (name, got) in &every {
+                    assert_eq!(*got, every[0].1, "{name}: {}", b.escape_ascii());
+                }
+                assert_eq!(block, every[0].1, "{}", b.escape_ascii());
                 ended += block.is_ok() as usize;
             }
         }
@@ -324,6 +407,14 @@ mod tests {
             Err(LexError::Incomplete)
         );
         assert!(ended > 1000, "{ended} inputs ended inside the bytes");
+        // Every copy ran: bytes, and on x86-64 16-byte blocks (64-byte ones too where
+        // the CPU has AVX-512BW).
+        let copies = every_skip(b"{}").len();
+        if cfg!(all(target_arch = "x86_64", not(feature = "no-simd"))) {
+            assert!((2..=3).contains(&copies), "{copies}");
+        } else {
+            assert_eq!(copies, 1);
+        }
     }
 
     #[test]
