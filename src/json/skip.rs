@@ -56,18 +56,8 @@ unsafe fn skip_blocks64(b: &[u8], i: usize, open: u8, close: u8, cpu: Avx512) ->
             inside ^= inside << shift;
         }
         inside ^= in_string;
-        let mut brackets = (opens | closes) & !inside;
-        while brackets != 0 {
-            let k = brackets.trailing_zeros();
-            if opens >> k & 1 == 1 {
-                depth += 1;
-            } else {
-                depth -= 1;
-                if depth == 0 {
-                    return Ok(j + k as usize + 1);
-                }
-            }
-            brackets &= brackets - 1;
+        if let Some(k) = close_in((opens | closes) & !inside, opens, &mut depth) {
+            return Ok(j + k + 1);
         }
         in_string = if inside >> 63 == 1 { !0 } else { 0 };
         j += 64;
@@ -98,18 +88,9 @@ fn skip_blocks16(b: &[u8], at: (usize, usize, bool), open: u8, close: u8) -> Lex
         inside ^= inside << 4;
         inside ^= inside << 8;
         inside = (inside ^ in_string) & 0xFFFF;
-        let mut brackets = (opens | closes) & !inside;
-        while brackets != 0 {
-            let k = brackets.trailing_zeros();
-            if opens >> k & 1 == 1 {
-                depth += 1;
-            } else {
-                depth -= 1;
-                if depth == 0 {
-                    return Ok(j + k as usize + 1);
-                }
-            }
-            brackets &= brackets - 1;
+        let brackets = (opens | closes) & !inside;
+        if let Some(k) = close_in(brackets.into(), opens.into(), &mut depth) {
+            return Ok(j + k + 1);
         }
         in_string = if inside >> 15 == 1 { 0xFFFF } else { 0 };
         j += 16;
@@ -118,6 +99,27 @@ fn skip_blocks16(b: &[u8], at: (usize, usize, bool), open: u8, close: u8) -> Lex
         j = string_end(b, j)? + 1;
     }
     skip_container_from(b, j, depth, open, close)
+}
+
+/// The brackets of one block outside strings (bit k for byte k; `opens` tells opening
+/// ones from closing ones) counted into `depth`: the index of the one that closes the
+/// container, if it is in the block.
+#[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
+#[inline(always)]
+fn close_in(mut brackets: u64, opens: u64, depth: &mut usize) -> Option<usize> {
+    while brackets != 0 {
+        let k = brackets.trailing_zeros();
+        if opens >> k & 1 == 1 {
+            *depth += 1;
+        } else {
+            *depth -= 1;
+            if *depth == 0 {
+                return Some(k as usize);
+            }
+        }
+        brackets &= brackets - 1;
+    }
+    None
 }
 
 /// [`super::copies::skips_on_every_copy`].
