@@ -987,8 +987,9 @@ fn node(v: &BorrowedValue<'_>, texts: &mut Texts) -> Option<Node> {
     })
 }
 
-/// A `nodes` array read by [`compact_nodes`] and by the tape reader (for the `node_reads`
-/// fuzz target, which checks that they agree whenever the first reads it).
+/// A `nodes` array read straight from the bytes (Chrome's layout; `None` for any other)
+/// and by the tape reader, for the `node_reads` fuzz target, which checks that they agree
+/// whenever the first reads it.
 pub fn nodes_both_ways(raw: &[u8]) -> (Option<Vec<Node>>, Option<Option<Vec<Node>>>) {
     let mut texts = Texts::default();
     let fast = compact_nodes(raw, &mut texts);
