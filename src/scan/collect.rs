@@ -1266,9 +1266,9 @@ mod tests {
     #[test]
     fn chrome_nodes_read_from_the_bytes_are_the_tape_readers() {
         // Chrome's layout (sorted keys, optional members left out), a node with its keys in
-        // another order, a string scriptId and a non-ASCII name: all read without the
-        // parser, each node as the tape reader reads it.
-        let raw = r#"[{"callFrame":{"codeType":"other","functionName":"(root)","scriptId":0},"id":1},{"callFrame":{"codeType":"JS","columnNumber":31,"functionName":"onVisibilityUpdate","lineNumber":337,"scriptId":5,"url":"https://a.example/app.js"},"id":6,"parent":1},{"id":7,"parent":6,"callFrame":{"url":"https://a.example/app.js","scriptId":"5","functionName":"größe","lineNumber":2,"columnNumber":3000000000}}]"#;
+        // another order, a string scriptId and a non-ASCII name, a node with two
+        // callFrames: all read without the parser, each node as the tape reader reads it.
+        let raw = r#"[{"callFrame":{"codeType":"other","functionName":"(root)","scriptId":0},"id":1},{"callFrame":{"codeType":"JS","columnNumber":31,"functionName":"onVisibilityUpdate","lineNumber":337,"scriptId":5,"url":"https://a.example/app.js"},"id":6,"parent":1},{"id":7,"parent":6,"callFrame":{"url":"https://a.example/app.js","scriptId":"5","functionName":"größe","lineNumber":2,"columnNumber":3000000000}},{"callFrame":{"functionName":"f","url":"u.js"},"id":8,"callFrame":{"lineNumber":4}}]"#;
         let mut texts = Texts::default();
         let fast = compact_nodes(raw.as_bytes(), &mut texts).expect("Chrome's layout");
         let tape = ArgsParser::default()
@@ -1306,9 +1306,11 @@ mod tests {
                     31
                 ),
                 (7, Some(6), "größe", "https://a.example/app.js", "5", 2, -1),
+                // Two callFrames: the last one, whole.
+                (8, None, "", "", "", 4, -1),
             ]
         );
-        assert_eq!(fast.capacity(), 3);
+        assert_eq!(fast.capacity(), 4);
         // Escapes, floats, `children`: left to the parser.
         for odd in [
             r#"[{"callFrame":{"functionName":"a\u0062"},"id":1}]"#,

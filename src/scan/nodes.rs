@@ -126,7 +126,17 @@ fn node(b: &[u8], i: usize) -> Option<(CompactNode<'_>, usize)> {
     let mut n = CompactNode::new();
     let mut id = None;
     let end = members(b, i, |key, v| match key {
-        b"callFrame" => call_frame(b, v, &mut n),
+        b"callFrame" => {
+            // A repeated `callFrame` replaces the one before (a parser keeps the last),
+            // fields it leaves out included.
+            let CompactNode { id, parent, .. } = n;
+            n = CompactNode {
+                id,
+                parent,
+                ..CompactNode::new()
+            };
+            call_frame(b, v, &mut n)
+        }
         b"id" => int(b, v).map(|(x, e)| {
             id = Some(x);
             e
@@ -321,6 +331,21 @@ mod tests {
         assert_eq!(got[0].id, 2);
         assert_eq!(got[0].script_id, Some(ScriptId::Text("7a")));
         assert_eq!((got[0].line, got[0].column), (-1, -4));
+        // A repeated callFrame replaces the first whole: nothing of the first is kept.
+        let b = br#"[{"callFrame":{"functionName":"f","lineNumber":1,"scriptId":4,"url":"u.js"},"id":3,"parent":1,"callFrame":{"columnNumber":2}}]"#;
+        let got = all(b).unwrap();
+        assert_eq!(
+            got[0],
+            CompactNode {
+                id: 3,
+                parent: Some(1),
+                function_name: "",
+                url: "",
+                script_id: None,
+                line: -1,
+                column: 2,
+            }
+        );
     }
 
     #[test]
