@@ -558,41 +558,9 @@ impl Collector {
         };
         // The sample arrays are set last (a default one would be allocated, then dropped).
         let mut nodes = Vec::new();
-        if let Some(r) = &layout.nodes
-            && let Some(read) = compact_nodes(&args[r.clone()], &mut self.texts)
-        {
-            nodes = read;
-        } else if let Some(r) = &layout.nodes {
-            // Read from the parser's tape; an array with an object of over 32 members
-            // (which the tree keeps hash-backed) is read again as a tree.
-            let texts = &mut self.texts;
-            let read = match self
-                .args
-                .with_tape(&args[r.clone()], |v| nodes_from_tape(v, texts))
-            {
-                Some(Some(read)) => Some(read),
-                Some(None) => {
-                    // Strings cut were counted by the first read.
-                    let cut = self.args.cut;
-                    let texts = &mut self.texts;
-                    let read = self.args.with(&args[r.clone()], |v| {
-                        // Sized to the array, not grown by doubling: a stream keeps every
-                        // chunk's nodes until the scan ends, and the unused half of a doubled
-                        // vector was a quarter of the peak heap on an event-heavy 1 GB trace.
-                        v.as_array()
-                            .map(|a| {
-                                let mut nodes = Vec::with_capacity(a.len());
-                                nodes.extend(a.iter().filter_map(|n| node(n, texts)));
-                                nodes
-                            })
-                            .unwrap_or_default()
-                    });
-                    self.args.cut = cut;
-                    read
-                }
-                None => None,
-            };
-            match read {
+        if let Some(r) = &layout.nodes {
+            let raw = &args[r.clone()];
+            match compact_nodes(raw, &mut self.texts).or_else(|| self.parsed_nodes(raw)) {
                 Some(read) => nodes = read,
                 None => return bad(self),
             }
@@ -669,6 +637,35 @@ impl Collector {
             arrays,
             start_time,
         })
+    }
+
+    /// A `nodes` array not in Chrome's layout, read by the JSON parser: from its tape; an
+    /// array with an object of over 32 members (which the tree keeps hash-backed) is read
+    /// again as a tree. `None` when it is not JSON.
+    fn parsed_nodes(&mut self, raw: &[u8]) -> Option<Vec<Node>> {
+        let texts = &mut self.texts;
+        match self.args.with_tape(raw, |v| nodes_from_tape(v, texts))? {
+            Some(read) => Some(read),
+            None => {
+                // Strings cut were counted by the first read.
+                let cut = self.args.cut;
+                let texts = &mut self.texts;
+                let read = self.args.with(raw, |v| {
+                    // Sized to the array, not grown by doubling: a stream keeps every
+                    // chunk's nodes until the scan ends, and the unused half of a doubled
+                    // vector was a quarter of the peak heap on an event-heavy 1 GB trace.
+                    v.as_array()
+                        .map(|a| {
+                            let mut nodes = Vec::with_capacity(a.len());
+                            nodes.extend(a.iter().filter_map(|n| node(n, texts)));
+                            nodes
+                        })
+                        .unwrap_or_default()
+                });
+                self.args.cut = cut;
+                read
+            }
+        }
     }
 
     /// The stream's fast path for a chunk's two arrays as Chrome writes them
