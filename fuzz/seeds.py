@@ -9,7 +9,8 @@ cut from the real traces of ../shared/traces and samples/:
   bare array, after control bytes 0 (50 ms threshold) and 1 (every task is long). Also the
   field samples (.cpuprofile, bundles), cut to 64 KB.
 - field_readers: the field samples, their number arrays cut to fit 64 KB (still valid JSON).
-- event_parses: single events of several kinds, as Chrome wrote them.
+- event_parses: single events of several kinds, as Chrome wrote them, and runs of
+  consecutive events, one a line.
 - number_arrays: `samples` and `timeDeltas` arrays of real chunks.
 - node_reads: `cpuProfile.nodes` arrays of real chunks, as Chrome wrote them.
 
@@ -140,6 +141,12 @@ for k, path in enumerate(traces):
                 for target in ("pipeline", "split", "gzip_stream"):
                     write(target, f"{base}-{'obj' if wrapped else 'arr'}-{control}", data)
                     counts[target] = counts.get(target, 0) + 1
+    # Runs of events as they follow one another (one a line), for the key guesses.
+    runs = [e for e in events[:4000] if isinstance(e, dict)]
+    for r in range(0, min(len(runs), 240), 24):
+        data = "\n".join(compact(e) for e in runs[r:r + 24]).encode()
+        if len(data) <= LIMIT:
+            write("event_parses", f"{base}-run{r // 24}", data)
     for e in events:
         if not isinstance(e, dict):
             continue

@@ -99,7 +99,7 @@ pub mod internals {
         pub use crate::scan::args::ArgsParser;
         pub use crate::scan::chunk::{count_elements, summarize_deltas};
         pub use crate::scan::envelope::{Envelope, detect};
-        pub use crate::scan::event::TraceEvent;
+        pub use crate::scan::event::{KeyGuess, TraceEvent};
         pub use crate::scan::split::with_range_bytes;
         pub use crate::scan::{Collector, ScannedTrace, nodes_both_ways, scan, walk};
     }

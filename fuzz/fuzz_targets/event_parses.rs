@@ -1,11 +1,12 @@
 //! The two event parses agree: whenever the compact parse (Chrome's own layout) reads an
 //! event, the general parse reads the same event ending at the same byte; and `parse`,
 //! which tries the compact one first, always gives what the general one gives, errors
-//! included.
+//! included. The lines of the input, read in turn as a walk reads events (each event's
+//! key guesses taught by the ones before), each give what the general parse gives alone.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskchain::internals::scan::TraceEvent;
+use taskchain::internals::scan::{KeyGuess, TraceEvent};
 
 fuzz_target!(|data: &[u8]| {
     // Every event starts at `{`; a leading byte is added when the input lacks one.
@@ -21,4 +22,9 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(Ok(fast), general.clone());
     }
     assert_eq!(TraceEvent::parse(b, 0, 0), general);
+    let mut keys = KeyGuess::default();
+    for line in data.split(|&c| c == b'\n').take(32) {
+        let alone = TraceEvent::parse_general(line, 0, 0);
+        assert_eq!(TraceEvent::parse_guessing(line, 0, 0, &mut keys), alone);
+    }
 });

@@ -105,16 +105,34 @@ impl<'a> TraceEvent<'a> {
     /// same result where both apply.
     #[inline]
     pub fn parse(b: &'a [u8], i: usize, base: u64) -> Lexed<(TraceEvent<'a>, usize)> {
+        TraceEvent::parse_guessing(b, i, base, &mut KeyGuess::default())
+    }
+
+    /// [`TraceEvent::parse`] with the key guesses of the events parsed before with `keys`
+    /// (and teaching them this event's keys): the same result, whatever the guesses.
+    pub fn parse_guessing(
+        b: &'a [u8],
+        i: usize,
+        base: u64,
+        keys: &mut KeyGuess,
+    ) -> Lexed<(TraceEvent<'a>, usize)> {
         let mut ev = TraceEvent::empty(0);
-        ev.read(b, i, base).map(|end| (ev, end))
+        ev.read(b, i, base, keys).map(|end| (ev, end))
     }
 
     /// [`TraceEvent::parse`] into `self` (all of it replaced), returning the offset just
-    /// past the event: the event walk reuses one value rather than moving each event.
+    /// past the event: the event walk reuses one value rather than moving each event, and
+    /// one [`KeyGuess`], which the events before it taught.
     #[inline(always)]
-    pub fn read(&mut self, b: &'a [u8], i: usize, base: u64) -> Lexed<usize> {
+    pub(crate) fn read(
+        &mut self,
+        b: &'a [u8],
+        i: usize,
+        base: u64,
+        keys: &mut KeyGuess,
+    ) -> Lexed<usize> {
         self.clear(base + i as u64);
-        if let Some(end) = self.read_compact(b, i) {
+        if let Some(end) = self.read_compact(b, i, keys) {
             return Ok(end);
         }
         let (ev, end) = TraceEvent::parse_general(b, i, base)?;
@@ -186,12 +204,13 @@ impl<'a> TraceEvent<'a> {
     /// Whenever this returns an event, `parse_general` returns the same one.
     pub fn parse_compact(b: &'a [u8], i: usize, base: u64) -> Option<(TraceEvent<'a>, usize)> {
         let mut ev = TraceEvent::empty(base + i as u64);
-        ev.read_compact(b, i).map(|end| (ev, end))
+        ev.read_compact(b, i, &mut KeyGuess::default())
+            .map(|end| (ev, end))
     }
 
     /// [`TraceEvent::parse_compact`] into `self`, which must be cleared (`offset` set).
     #[inline(always)]
-    fn read_compact(&mut self, b: &'a [u8], i: usize) -> Option<usize> {
+    fn read_compact(&mut self, b: &'a [u8], i: usize, keys: &mut KeyGuess) -> Option<usize> {
         const fn word(s: &[u8]) -> u64 {
             let mut w = 0u64;
             let mut k = 0;
@@ -219,33 +238,21 @@ impl<'a> TraceEvent<'a> {
         if b.get(j) == Some(&b'}') {
             return Some(j + 1);
         }
+        let mut at = 0;
         loop {
-            if *b.get(j)? != b'"' {
-                return None;
-            }
-            let ks = j + 1;
-            let w = json::load8(b, ks)?;
-            let q = json::bytes_equal(w, b'"');
-            let bs = json::bytes_equal(w, b'\\');
-            let (key, v) = if q != 0 && (bs == 0 || bs.trailing_zeros() > q.trailing_zeros()) {
-                // The key and its closing quote, as one word.
-                let n = q.trailing_zeros() / 8 + 1;
-                let colon = ks + n as usize;
-                if *b.get(colon)? != b':' {
-                    return None;
+            let guess = keys.slots.get(at).copied().unwrap_or(Guess::NONE);
+            at += 1;
+            let (key, v) = match json::load8(b, j) {
+                // The key the event before had here, with its quotes and colon: the
+                // bytes confirm it, so the key's end need not be found.
+                Some(w) if w & guess.mask == guess.quoted => (guess.key, ws(b, j + guess.len)),
+                _ => {
+                    let (key, v, learnt) = key_at(b, j)?;
+                    if let Some(slot) = keys.slots.get_mut(at - 1) {
+                        *slot = learnt;
+                    }
+                    (key, v)
                 }
-                (w & (u64::MAX >> (64 - 8 * n)), ws(b, colon + 1))
-            } else {
-                if bs != 0 {
-                    // An escape in a short key (`p\u0068`): for the general parse, which
-                    // decodes keys.
-                    return None;
-                }
-                let ke = json::string_end(b, ks).ok()?;
-                if *b.get(ke + 1)? != b':' {
-                    return None;
-                }
-                (u64::MAX, ws(b, ke + 2))
             };
             let end = match key {
                 ARGS => ev.read_args(b, v).ok()?,
@@ -417,6 +424,92 @@ fn number_end(b: &[u8], v: usize) -> Option<usize> {
     (j > v && matches!(b[j], b',' | b'}')).then_some(j)
 }
 
+/// The keys of the event read before, by position. Chrome and DevTools write the events
+/// of one kind with the same keys in the same order, so the key at a position is most
+/// often the one the event before had there; when the bytes confirm it (its quotes and
+/// colon included, eight bytes at most), the compact parse
+/// ([`TraceEvent::parse_compact`]) skips finding where the key ends, a chain of dependent
+/// loads.
+#[derive(Clone, Debug)]
+pub struct KeyGuess {
+    slots: [Guess; 16],
+}
+
+impl Default for KeyGuess {
+    fn default() -> Self {
+        KeyGuess {
+            slots: [Guess::NONE; 16],
+        }
+    }
+}
+
+/// One position's guess: the bytes `"key":` (little-endian, `len` of them, under `mask`)
+/// and the key as `read_compact` matches it (its bytes and closing quote).
+#[derive(Clone, Copy, Debug)]
+struct Guess {
+    quoted: u64,
+    mask: u64,
+    key: u64,
+    len: usize,
+}
+
+impl Guess {
+    /// Matches no bytes (`quoted` has a bit outside `mask`).
+    const NONE: Guess = Guess {
+        quoted: 1,
+        mask: 0,
+        key: 0,
+        len: 0,
+    };
+}
+
+/// The key whose opening quote is `b[j]`, read without a guess: the key as
+/// `read_compact` matches it (its bytes and closing quote as one word when it has at
+/// most 7 bytes, else `u64::MAX`), the offset of its value, and the guess it teaches.
+/// `None` where `read_compact` leaves the event to the general parse.
+#[inline(always)]
+fn key_at(b: &[u8], j: usize) -> Option<(u64, usize, Guess)> {
+    if *b.get(j)? != b'"' {
+        return None;
+    }
+    let ks = j + 1;
+    let w = json::load8(b, ks)?;
+    let q = json::bytes_equal(w, b'"');
+    let bs = json::bytes_equal(w, b'\\');
+    if q != 0 && (bs == 0 || bs.trailing_zeros() > q.trailing_zeros()) {
+        // The key and its closing quote, as one word.
+        let n = q.trailing_zeros() / 8 + 1;
+        let colon = ks + n as usize;
+        if *b.get(colon)? != b':' {
+            return None;
+        }
+        let key = w & (u64::MAX >> (64 - 8 * n));
+        let guess = if n <= 6 {
+            let len = n + 2;
+            Guess {
+                quoted: (key << 8) | u64::from(b'"') | u64::from(b':') << (8 * (n + 1)),
+                mask: u64::MAX >> (64 - 8 * len),
+                key,
+                len: len as usize,
+            }
+        } else {
+            Guess::NONE
+        };
+        Some((key, ws(b, colon + 1), guess))
+    } else {
+        if bs != 0 {
+            // An escape in a short key (`p\u0068`): for the general parse, which decodes
+            // keys.
+            return None;
+        }
+        let ke = json::string_end(b, ks).ok()?;
+        if *b.get(ke + 1)? != b':' {
+            return None;
+        }
+        Some((u64::MAX, ws(b, ke + 2), Guess::NONE))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,6 +576,66 @@ mod tests {
             assert_eq!(Ok(fast), general.clone());
         }
         general.map(|(ev, _)| ev).unwrap_or(TraceEvent::empty(0))
+    }
+
+    #[test]
+    fn key_guesses_right_or_wrong_read_what_the_general_parse_reads() {
+        // One reader for all, as in a walk: each event's guesses are the keys of the one
+        // before, at the same positions.
+        let events: [&[u8]; 12] = [
+            br#"{"args":{},"cat":"toplevel","dur":272,"name":"RunTask","ph":"X","pid":7,"tdur":271,"tid":259,"ts":465455268107,"tts":9035705}"#,
+            br#"{"args":{},"cat":"toplevel","dur":9,"name":"RunTask","ph":"X","pid":7,"tdur":8,"tid":259,"ts":465455268400,"tts":9035999}"#,
+            // Keys that begin as the guessed ones do but are longer, or shorter.
+            br#"{"argsx":{},"ca":"c","durat":5,"name2":"n","p":"X","pidd":1,"tdur":1,"tid":2,"tsx":3,"tts":4}"#,
+            // A guessed key written with an escape, and with whitespace before its colon.
+            br#"{"args":{},"cat":"escaped","dur":5,"name":"x","ph" :"X"}"#,
+            br#"{"args":{},"cat":"a","dur":6,"name":"RunTask","ph":"B","pid":8,"tdur":1,"tid":3,"ts":100}"#,
+            // The same keys in another order: no guess holds.
+            br#"{"ts":101,"tid":3,"pid":8,"ph":"E","name":"RunTask","cat":"a","args":{}}"#,
+            // Keys of 6 and 7 bytes (guessed, and too long to be), then more than 16 keys.
+            br#"{"scopes":"s","bind_id":"0x1","ph":"i","s":"t","ts":5,"name":"Mark"}"#,
+            br#"{"scopes":"t","bind_id":"0x2","ph":"i","s":"g","ts":6,"name":"Mark"}"#,
+            br#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"ts":17,"ph":"X","dur":18}"#,
+            br#"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"ts":19,"ph":"X","dur":20}"#,
+            // Cut inside a guessed key, and a key cut before its colon.
+            br#"{"args":{},"ca"#,
+            br#"{"args":{},"cat""#,
+        ];
+        let mut keys = KeyGuess::default();
+        let mut read = Vec::new();
+        for b in events {
+            let general = TraceEvent::parse_general(b, 0, 0);
+            let guessed = TraceEvent::parse_guessing(b, 0, 0, &mut keys);
+            assert_eq!(guessed, general, "{}", b.escape_ascii());
+            read.push(
+                guessed
+                    .ok()
+                    .map(|(ev, _)| (ev.ts(), ev.dur(), ev.cat, ev.ph)),
+            );
+        }
+        let micros = |us| Some(Timestamp::from_micros(us));
+        let dur = |us| Some(TimeDelta::from_micros(us));
+        assert_eq!(
+            read[1],
+            Some((
+                micros(465_455_268_400),
+                dur(9),
+                &b"toplevel"[..],
+                Phase::Complete
+            ))
+        );
+        assert_eq!(read[2], Some((None, None, &b""[..], Phase::Missing)));
+        assert_eq!(
+            read[3],
+            Some((None, dur(5), &b"escaped"[..], Phase::Complete))
+        );
+        assert_eq!(read[5], Some((micros(101), None, &b"a"[..], Phase::End)));
+        assert_eq!(read[7], Some((micros(6), None, &b""[..], Phase::Instant)));
+        assert_eq!(
+            read[9],
+            Some((micros(19), dur(20), &b""[..], Phase::Complete))
+        );
+        assert_eq!(read[10..], [None, None]);
     }
 
     #[test]

@@ -333,6 +333,7 @@ pub(crate) fn walk_at<'a>(
     let closes_at_end = ndjson && at_end;
     let mut i = from;
     let mut ev = TraceEvent::empty(0);
+    let mut keys = event::KeyGuess::default();
     let mut ahead = PageAhead::default();
     loop {
         ahead.touch(b, i);
@@ -360,7 +361,7 @@ pub(crate) fn walk_at<'a>(
                 out.closed_at = Some(base + i as u64);
                 return out;
             }
-            b'{' => ev.read(b, i, base).inspect(|_| {
+            b'{' => ev.read(b, i, base, &mut keys).inspect(|_| {
                 f(&ev);
                 out.events += 1;
             }),
