@@ -8,7 +8,8 @@
 #   (devtools-frontend web-dev-screenshot-source-ids), their .json.gz, the batch of 400
 #   real .json.gz (the 40 public traces ×10, copied to $BENCH_DIR/batch: a folder search does not
 #   follow links out of the folder) on 2
-#   threads, and with --big a 4 GB trace.
+#   threads (also against the yardstick on zlib-rs for every file, `bytescan --zlib-rs`:
+#   the yardstick issue 19 names), and with --big a 4 GB trace.
 #   The yardstick (tools/bytescan.rs) is the fastest pass over the same bytes: memchr
 #   counting `{` over the mapped file, or over the .gz inflated by the decoder taskchain
 #   itself uses for it (libdeflate for one gzip member of at most 48 MiB inflated, else
@@ -69,7 +70,7 @@ for f in "${files[@]}"; do
     size=0; for g in "${inputs[@]}"; do size=$((size + $(gzip -dc "$g" | wc -c))); done
     csize=$(cat "${inputs[@]}" | wc -c)
     label="${#inputs[@]} .json.gz files ($(mb "$csize") MB, $(mb "$size") MB inflated), 2 threads"
-    readers=(cat bytescan taskchain)
+    readers=(cat bytescan zlib-rs taskchain)
   else
     inputs=("$f")
     cat "$f" > /dev/null # page cache
@@ -90,6 +91,7 @@ for f in "${files[@]}"; do
         cat) cmd=(cat "${inputs[@]}") ;;
         zcat) cmd=(gzip -dc "$f") ;;
         bytescan) cmd=("$scan" -j "$threads" "${inputs[@]}") ;;
+        zlib-rs) cmd=("$scan" --zlib-rs -j "$threads" "${inputs[@]}") ;;
         taskchain)
           if [ -d "$f" ]; then cmd=("$tc" -q --scope renderers -j 2 "$f"); else cmd=("$tc" -q --scope renderers "$f"); fi ;;
       esac
@@ -112,6 +114,12 @@ for f in "${files[@]}"; do
   anon_x=$(awk "BEGIN{printf \"%.3f\", ${anon[taskchain]}*1024/$size}")
   tmbs=$(awk "BEGIN{printf \"%.0f\", $size/1e6/${wall[taskchain]}}")
   summary+=("| $label | ${wall[bytescan]} s | ${wall[taskchain]} s ($tmbs MB/s) | ${ratio}× (CPU ${cratio}×) | $(awk "BEGIN{printf \"%.0f\", ${anon[taskchain]}*1024/1e6}") MB (${anon_x}×) |")
+  if [ -n "${wall[zlib-rs]:-}" ]; then
+    # The batch against the yardstick issue 19 names (zlib-rs for every file).
+    zratio=$(awk "BEGIN{printf \"%.2f\", ${wall[taskchain]}/${wall[zlib-rs]}}")
+    zcratio=$(awk "BEGIN{printf \"%.2f\", ${cpu[taskchain]}/${cpu[zlib-rs]}}")
+    summary+=("| the same, yardstick on zlib-rs for every file | ${wall[zlib-rs]} s | ${wall[taskchain]} s | ${zratio}× (CPU ${zcratio}×) | |")
+  fi
   unset wall cpu rss anon
 done
 echo
