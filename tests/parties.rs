@@ -217,8 +217,7 @@ fn a_bad_overrides_file_fails_before_any_trace_is_read() {
 
 #[test]
 fn aggregate_by_function_uses_originals_when_maps_are_given() {
-    let dir =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sm-esbuild-rundown");
+    let dir = crate::common::sm_recording_dir();
     let out = tempfile::tempdir().unwrap();
     let agg = out.path().join("f.csv");
     let run = |maps: bool| {

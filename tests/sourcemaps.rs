@@ -8,11 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The shared recording of an esbuild bundle (`../shared/traces/sourcemaps`, copied into
-/// the repository so that the tests need nothing outside it): trace, ground truth,
-/// `check.py` and the server's mirror (`site/`).
+/// The shared recording ([`crate::common::sm_recording_dir`]).
 fn shared() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sm-esbuild-rundown")
+    crate::common::sm_recording_dir()
 }
 
 /// Runs `taskchain --format json ARGS TRACE`; returns the tasks and stderr.

@@ -12,6 +12,13 @@ pub fn case_dir(case: &str) -> PathBuf {
         .join(case)
 }
 
+/// The shared recording of an esbuild bundle, copied into the repository
+/// (`tests/data/sm-esbuild-rundown`: trace, ground truth, `check.py`, the server's mirror
+/// `site/`), so that the tests need nothing outside it.
+pub fn sm_recording_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/sm-esbuild-rundown")
+}
+
 /// The trace file of a case (relative to the package root, as reports show it).
 pub fn trace_path(case: &str) -> PathBuf {
     let dir = case_dir(case);
