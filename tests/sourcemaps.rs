@@ -2,16 +2,11 @@
 //! recordings, against their hand-checked ground truths (strict columns), with the maps
 //! given each way (see docs/SOURCE-MAPS.md).
 
-use crate::common::taskchain;
+use crate::common::{sm_recording_dir, taskchain};
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-
-/// The shared recording ([`crate::common::sm_recording_dir`]).
-fn shared() -> PathBuf {
-    crate::common::sm_recording_dir()
-}
 
 /// Runs `taskchain --format json ARGS TRACE`; returns the tasks and stderr.
 fn run_json(trace: &Path, args: &[String]) -> (Vec<Value>, String) {
@@ -100,17 +95,25 @@ fn check_against(groundtruth: &Path, tasks: &[Value]) {
 }
 
 fn shared_trace() -> PathBuf {
-    shared().join("sm_esbuild_rundown.json")
+    sm_recording_dir().join("sm_esbuild_rundown.json")
 }
 
 fn shared_truth() -> PathBuf {
-    shared().join("sm_esbuild_rundown.groundtruth.json")
+    sm_recording_dir().join("sm_esbuild_rundown.groundtruth.json")
+}
+
+/// The recording's folder of maps (and bundles), as a `--source-maps` argument.
+fn maps_dir() -> String {
+    sm_recording_dir()
+        .join("site/sm/dist")
+        .display()
+        .to_string()
 }
 
 #[test]
 fn shared_recording_with_a_mirror_of_the_server() {
     // The trace's ScriptCatchup names app.min.js.map for scriptId 4 of pid 28096.
-    let site = shared().join("site").canonicalize().unwrap();
+    let site = sm_recording_dir().join("site").canonicalize().unwrap();
     let arg = format!("http://127.0.0.1:37037/={}/", site.display());
     let (tasks, stderr) = run_json(&shared_trace(), &["--source-maps".into(), arg]);
     check_against(&shared_truth(), &tasks);
@@ -119,11 +122,7 @@ fn shared_recording_with_a_mirror_of_the_server() {
 
 #[test]
 fn shared_recording_with_a_folder_of_maps() {
-    let dir = shared().join("site/sm/dist");
-    let (tasks, _) = run_json(
-        &shared_trace(),
-        &["--source-maps".into(), dir.display().to_string()],
-    );
+    let (tasks, _) = run_json(&shared_trace(), &["--source-maps".into(), maps_dir()]);
     check_against(&shared_truth(), &tasks);
 }
 
@@ -149,7 +148,7 @@ fn a_missing_map_warns_once_and_keeps_generated_names() {
 
 #[test]
 fn csv_chain_shows_originals_unless_generated_names_are_asked_for() {
-    let dir = shared().join("site/sm/dist").display().to_string();
+    let dir = maps_dir();
     let csv = |extra: &[&str]| {
         let out = taskchain()
             .args(["-q", "--source-maps", &dir])
@@ -188,7 +187,7 @@ fn csv_chain_shows_originals_unless_generated_names_are_asked_for() {
 
 #[test]
 fn summary_counts_the_share_of_frames_symbolicated() {
-    let dir = shared().join("site/sm/dist").display().to_string();
+    let dir = maps_dir();
     let tmp = tempfile::tempdir().unwrap();
     let summary = tmp.path().join("s.csv");
     taskchain()
@@ -426,7 +425,7 @@ fn a_batch_of_1000_traces_of_one_build_decodes_its_map_once() {
     for k in 0..1000 {
         std::fs::write(dir.path().join(format!("t{k:04}.json")), tiny_trace(k)).unwrap();
     }
-    let site = shared().join("site").canonicalize().unwrap();
+    let site = sm_recording_dir().join("site").canonicalize().unwrap();
     let argv = [
         "taskchain".to_string(),
         "-q".into(),
@@ -468,7 +467,7 @@ fn a_batch_of_1000_traces_of_one_build_decodes_its_map_once() {
 
 #[test]
 fn aggregates_and_folded_stacks_use_original_names() {
-    let dir = shared().join("site/sm/dist").display().to_string();
+    let dir = maps_dir();
     let tmp = tempfile::tempdir().unwrap();
     let (agg, folded) = (tmp.path().join("a.csv"), tmp.path().join("f.txt"));
     taskchain()
@@ -503,7 +502,7 @@ fn aggregates_and_folded_stacks_use_original_names() {
 /// tasks and frames, functions.json's originals).
 #[test]
 fn check_py_strict_passes_on_every_recording() {
-    let site = shared().join("site").canonicalize().unwrap();
+    let site = sm_recording_dir().join("site").canonicalize().unwrap();
     let mut runs: Vec<(PathBuf, PathBuf, Vec<String>)> = vec![(
         shared_trace(),
         shared_truth(),
@@ -538,7 +537,7 @@ fn check_py_strict_passes_on_every_recording() {
             .assert()
             .success();
         let check = std::process::Command::new("python3")
-            .arg(shared().join("check.py"))
+            .arg(sm_recording_dir().join("check.py"))
             .arg(&truth)
             .arg(&out)
             .output()
