@@ -82,25 +82,45 @@ pub(crate) fn pack_micros(ids: &[u32], us: &[u32], out: &mut Vec<u8>) {
     let (mut id, mut d) = (0i64, 0i64);
     let mut i = 0;
     while i < n {
-        // Sixteen pairs at a time while they are all the common case (the node before,
-        // a delta within 64 µs of the one before): one check and one 16-byte append,
-        // which the compiler vectorizes.
+        // Sixteen pairs checked at once; the common ones at their head (the node before, a
+        // delta within 64 µs of the one before) are appended together, so a node change
+        // costs one check of the sixteen after it, not one for each pair up to it. The
+        // difference is taken in `u32` and trusted only where both values are below 2³¹
+        // (then it is exact); the rest take the scalar path below, which is exact for all.
         if let (Some(sb), Some(ub)) = (ids.get(i..i + BLOCK), us.get(i..i + BLOCK)) {
+            // In `u32`: a difference is exact where both values are below 2³¹ (the others
+            // are not common here, and the scalar path below reads them exactly).
+            let (id32, mut prev) = (id as u32, [d as u32; BLOCK]);
+            prev[1..].copy_from_slice(&ub[..BLOCK - 1]);
             let mut bytes = [0u8; BLOCK];
             let mut common = true;
-            let mut before = d;
             for k in 0..BLOCK {
-                let u = i64::from(ub[k]);
-                let step = u - before;
-                common &= i64::from(sb[k]) == id && (-64..64).contains(&step);
-                bytes[k] = (step + 64) as u8;
-                before = u;
+                let x = ub[k].wrapping_sub(prev[k]).wrapping_add(64);
+                common &= (sb[k] == id32) & (x < 128) & ((ub[k] | prev[k]) < 1 << 31);
+                bytes[k] = x as u8;
             }
             if common {
                 out.extend_from_slice(&bytes);
-                d = before;
+                d = i64::from(ub[BLOCK - 1]);
                 i += BLOCK;
                 continue;
+            }
+            // The common pairs at the block's head, appended together: a node change
+            // costs one check of the sixteen pairs before it, not one for each.
+            let mut run = 0;
+            let mut before = d;
+            while run < BLOCK {
+                let u = i64::from(ub[run]);
+                if i64::from(sb[run]) != id || !(-64..64).contains(&(u - before)) {
+                    break;
+                }
+                before = u;
+                run += 1;
+            }
+            if run > 0 {
+                out.extend_from_slice(&bytes[..run]);
+                d = before;
+                i += run;
             }
         }
         let (s, u) = (i64::from(ids[i]), i64::from(us[i]));
@@ -161,8 +181,8 @@ impl<'a> Unpack<'a> {
     /// deltas, in ns) goes to `ts` and its node id to `ids`. False, with `ts` and `ids`
     /// partly written, when a delta is negative, an id is outside `u32`, or the bytes end
     /// before the count: such chunks take the general path. Runs of the common one-byte
-    /// pair (the node before, a delta within 64 µs of the one before) are read sixteen
-    /// at a time.
+    /// pair (the node before, a delta within 64 µs of the one before) are read up to
+    /// sixteen at a time.
     pub(crate) fn rows_into(
         mut self,
         base: i64,
@@ -171,28 +191,43 @@ impl<'a> Unpack<'a> {
     ) -> bool {
         let mut t = base;
         loop {
-            if let Some(block) = self.bytes.get(self.at..self.at + BLOCK)
-                && self.left >= BLOCK
-                && block.iter().all(|&c| c < 0x80)
-            {
-                let Ok(id) = u32::try_from(self.id) else {
-                    return false;
-                };
-                let (mut ns, mut lowest) = (self.ns, i64::MAX);
-                let mut times = [0i64; BLOCK];
-                for (slot, &c) in times.iter_mut().zip(block) {
-                    ns = ns.wrapping_add((c as i64 - 64) * 1000);
-                    lowest = lowest.min(ns);
-                    t = t.wrapping_add(ns);
-                    *slot = t;
+            // The one-byte pairs at the head of the next sixteen bytes, read together.
+            if let Some(block) = self.bytes.get(self.at..self.at + BLOCK) {
+                let block: &[u8; BLOCK] = block.try_into().expect("sixteen bytes");
+                let mut long = 0u32;
+                for (k, &c) in block.iter().enumerate() {
+                    long |= u32::from(c >> 7) << k;
                 }
-                if lowest < 0 {
-                    return false;
+                let run = (long.trailing_zeros() as usize).min(BLOCK).min(self.left);
+                if run > 0 {
+                    let Ok(id) = u32::try_from(self.id) else {
+                        return false;
+                    };
+                    let (mut ns, mut lowest) = (self.ns, i64::MAX);
+                    let mut times = [0i64; BLOCK];
+                    for (slot, &c) in times.iter_mut().zip(&block[..run]) {
+                        ns = ns.wrapping_add((c as i64 - 64) * 1000);
+                        lowest = lowest.min(ns);
+                        t = t.wrapping_add(ns);
+                        *slot = t;
+                    }
+                    if lowest < 0 {
+                        return false;
+                    }
+                    // Whole blocks as fixed-size copies, with the tail taken back when
+                    // there is room for them (a row list made to measure is not grown).
+                    let (len, ids_len) = (ts.len(), ids.len());
+                    if run == BLOCK || ts.capacity() - len >= BLOCK {
+                        ts.extend(times.map(Timestamp::from_nanos));
+                        ts.truncate(len + run);
+                    } else {
+                        ts.extend(times[..run].iter().map(|&t| Timestamp::from_nanos(t)));
+                    }
+                    ids.extend_from_slice(&[id; BLOCK]);
+                    ids.truncate(ids_len + run);
+                    (self.ns, self.at, self.left) = (ns, self.at + run, self.left - run);
+                    continue;
                 }
-                ts.extend(times.map(Timestamp::from_nanos));
-                ids.extend_from_slice(&[id; BLOCK]);
-                (self.ns, self.at, self.left) = (ns, self.at + BLOCK, self.left - BLOCK);
-                continue;
             }
             if self.left == 0 {
                 return true;
@@ -350,6 +385,28 @@ mod tests {
             pack(pairs, &mut general);
             assert_eq!(fast, general, "{n}");
         }
+        // Deltas at the top of `u32`, where a difference taken in `u32` wraps: 20 after
+        // 2³² − 11 wraps to a step of 31 µs and 2³² − 11 after 20 to one of −31, which
+        // are not the true ones; and steps of a few µs between values above 2³¹. Either
+        // way the same bytes as the general case.
+        let top: Vec<u32> = (0..48u32)
+            .map(|k| if k % 2 == 0 { u32::MAX - 10 } else { 20 })
+            .chain((0..40).map(|k| u32::MAX - k % 7))
+            .collect();
+        let same = vec![6u32; top.len()];
+        let mut fast = Vec::new();
+        pack_micros(&same, &top, &mut fast);
+        let mut general = Vec::new();
+        let pairs = same
+            .iter()
+            .zip(&top)
+            .map(|(&i, &u)| (NodeId(i.into()), TimeDelta::from_micros(u.into())));
+        pack(pairs, &mut general);
+        assert_eq!(fast, general);
+        let back: Vec<i64> = Unpack::new(&fast, top.len())
+            .map(|(_, d)| d.as_nanos() / 1000)
+            .collect();
+        assert_eq!(back, top.iter().map(|&u| i64::from(u)).collect::<Vec<_>>());
         // A run of one node after the first pair: a byte a pair.
         let mut out = Vec::new();
         pack_micros(&[4; 100], &[130; 100], &mut out);
@@ -396,7 +453,21 @@ mod tests {
         let times: Vec<i64> = (0..40i64)
             .map(|k| 1000 + (k + 1) * 100_000 + k * (k + 1) / 2 * 1000)
             .collect();
-        assert_eq!(rows(&pairs, 1000), Some((times, vec![9; 40])));
+        assert_eq!(rows(&pairs, 1000), Some((times.clone(), vec![9; 40])));
+        // A count that ends inside a block of one-byte pairs: only the pairs counted.
+        let mut packed = Vec::new();
+        pack(
+            pairs
+                .iter()
+                .map(|&(i, d)| (NodeId(i), TimeDelta::from_nanos(d))),
+            &mut packed,
+        );
+        for n in [0, 5, 16, 21, 39] {
+            let (mut ts, mut ids) = (Vec::new(), Vec::new());
+            assert!(Unpack::new(&packed, n).rows_into(1000, &mut ts, &mut ids));
+            let ts: Vec<i64> = ts.iter().map(|t| t.as_nanos()).collect();
+            assert_eq!((ts, ids), (times[..n].to_vec(), vec![9; n]), "{n}");
+        }
         // Refused: a negative delta inside a block and alone, an id beyond u32.
         let mut back = pairs.clone();
         back[20].1 = -1000;
