@@ -211,10 +211,18 @@ pub(crate) fn plain_int(tok: &[u8]) -> Option<i64> {
 /// given in microseconds and returns nanoseconds, exactly for integers and decimals
 /// (`141171.917` → `141171917`), through `f64` only for exponent notation.
 /// Returns `None` for anything else (`null`, text, overflow).
+#[inline]
 pub(crate) fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
-    if let Some(us) = plain_int(raw) {
-        return us.checked_mul(1000);
+    // The plain integer of almost every event inline, the rest out of line.
+    match plain_int(raw) {
+        Some(us) => us.checked_mul(1000),
+        None => other_micros_to_nanos(raw),
     }
+}
+
+/// [`micros_to_nanos`] of anything but a plain integer.
+#[inline(never)]
+fn other_micros_to_nanos(raw: &[u8]) -> Option<i64> {
     let s = string_content(raw).unwrap_or(raw);
     let (neg, digits) = match s.first()? {
         b'-' => (true, &s[1..]),
@@ -270,7 +278,14 @@ pub(crate) fn micros_to_nanos(raw: &[u8]) -> Option<i64> {
 
 /// True when raw `pid`/`tid` bytes are a number (or a number in a string) that no 64-bit
 /// integer holds (`18446744073709551616`, `1e30`): [`integer`] then keys it by a hash.
+#[inline]
 pub(crate) fn beyond_i64(raw: &[u8]) -> bool {
+    plain_int(raw).is_none() && other_beyond_i64(raw)
+}
+
+/// [`beyond_i64`] of anything but a plain integer.
+#[inline(never)]
+fn other_beyond_i64(raw: &[u8]) -> bool {
     let s = string_content(raw).unwrap_or(raw);
     if plain_int(s).is_some() {
         return false;
@@ -286,10 +301,21 @@ pub(crate) fn beyond_i64(raw: &[u8]) -> bool {
 /// Parses a raw `pid`/`tid`/node id: an integer, an integer in a string (`"1234"`), or a
 /// float with no fraction (`12.0`). Other strings (hand-made traces name threads `"main"`)
 /// are hashed to a stable non-negative number so that they still key threads apart.
+#[inline]
 pub(crate) fn integer(raw: &[u8]) -> Option<i64> {
+    // The common case inline, without UTF-8 checks; the rest out of line.
+    match plain_int(raw) {
+        Some(v) => Some(v),
+        None => other_integer(raw),
+    }
+}
+
+/// [`integer`] of anything but a plain integer.
+#[inline(never)]
+fn other_integer(raw: &[u8]) -> Option<i64> {
     let s = string_content(raw).unwrap_or(raw);
     if let Some(v) = plain_int(s) {
-        return Some(v); // the common case, without UTF-8 checks
+        return Some(v);
     }
     if let Some(v) = std::str::from_utf8(s)
         .ok()
