@@ -167,3 +167,38 @@ fn every_regression_file_has_its_test() {
     tested.sort();
     assert_eq!(on_disk, tested);
 }
+
+/// `nul-bytes-then-brace-after-the-end` (from the `pipeline` target): a DevTools-style
+/// trace whose event array's `]` (byte 9,066) is followed by 80 NUL bytes and then the
+/// object's `}` and a newline. Read whole, the 82 bytes after the `]` are "not trace events"
+/// (a `}` is among them); read in 1-byte blocks, the stream had so far seen only NULs after
+/// the `]` when it judged them, called them "NUL padding" and did not look at the rest.
+/// Every block size now says what the whole file says, and with the `}` made a NUL too both
+/// ways say "NUL padding".
+#[test]
+fn nul_bytes_then_more_after_the_end_are_not_padding() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz-regressions/nul-bytes-then-brace-after-the-end");
+    let data = std::fs::read(path).unwrap();
+    let trace = &data[1..];
+    assert_eq!(trace.len(), 9_149);
+    let mut padded = trace.to_vec();
+    padded[9_147] = 0; // the `}` before the final newline
+    let s = Settings::default();
+    for (bytes, what) in [(trace, "not trace events"), (&padded[..], "NUL padding")] {
+        let note = format!("82 bytes after the end of the trace, from byte 9067, ignored ({what})");
+        let whole = analyze_bytes("f", bytes, &s).unwrap();
+        assert_eq!(whole.diagnostics.notes(), [note.as_str()]);
+        for block in [1, 2, 3, 7, 4096] {
+            let blocks: Vec<std::io::Result<Vec<u8>>> =
+                bytes.chunks(block).map(|c| Ok(c.to_vec())).collect();
+            let streamed = analyze_stream("f", blocks.into_iter(), &s).unwrap();
+            assert_eq!(
+                streamed.diagnostics.notes(),
+                [note.as_str()],
+                "{what}, blocks of {block}"
+            );
+            assert_eq!(streamed.rows, whole.rows, "{what}, blocks of {block}");
+        }
+    }
+}

@@ -137,6 +137,8 @@ pub(crate) fn scan_blocks(
                     break 'traces;
                 }
                 envelope::After::Ignored { offset, nul: true } => {
+                    // NUL padding so far: the bytes still to come decide it
+                    // (`Pieces::read_to_end`), as the whole file's would.
                     ignored = Some((base + offset as u64, true));
                     break 'traces;
                 }
@@ -165,7 +167,11 @@ pub(crate) fn scan_blocks(
     t.closed_at = first_close;
     // Read the stream to its end even after the events: gzip's integrity checks (CRC and
     // length) come last, and a corrupt file must not pass as a good one.
-    let len = pieces.read_to_end();
+    let mut nul = matches!(ignored, Some((_, true)));
+    let len = pieces.read_to_end(&mut nul);
+    if let Some((_, n)) = &mut ignored {
+        *n &= nul;
+    }
     let mat = std::mem::take(&mut pieces.mat);
     pieces.source.recycle(mat);
     for (k, &(at, before)) in second.iter().enumerate() {
@@ -309,14 +315,20 @@ impl<S: BlockSource> Pieces<'_, S> {
         }
     }
 
-    /// Reads the rest of the stream, dropping it; returns the stream's length.
-    fn read_to_end(&mut self) -> u64 {
+    /// Reads the rest of the stream, dropping it; returns the stream's length. `nul`, when
+    /// true, stays true only while every byte read is NUL or whitespace (padding).
+    fn read_to_end(&mut self, nul: &mut bool) -> u64 {
         while self.more {
             let (mat, from) = (std::mem::take(&mut self.mat), self.mat_from);
             self.mat_from = 0;
             self.source.recycle(mat);
             self.mat_base += from as u64;
             self.gather();
+            if *nul {
+                *nul = self.mat[self.mat_from..]
+                    .iter()
+                    .all(|&c| c == 0 || crate::json::is_ws(c));
+            }
         }
         self.read_end
     }
