@@ -17,6 +17,33 @@
 use taskchain::internals::analyze_stream;
 use taskchain::{Settings, analyze_bytes};
 
+/// The bytes of `tests/fuzz-regressions/<name>` after its control byte.
+fn regression_trace(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz-regressions")
+        .join(name);
+    std::fs::read(path).unwrap()[1..].to_vec()
+}
+
+/// Checks that `trace` read whole and as a stream of blocks of 1, 2, 3, 7 and 4,096 bytes
+/// gives the one note `note` and the same rows.
+fn one_note_everywhere(trace: &[u8], note: &str) {
+    let s = Settings::default();
+    let whole = analyze_bytes("f", trace, &s).unwrap();
+    assert_eq!(whole.diagnostics.notes(), [note]);
+    for block in [1, 2, 3, 7, 4096] {
+        let blocks: Vec<std::io::Result<Vec<u8>>> =
+            trace.chunks(block).map(|c| Ok(c.to_vec())).collect();
+        let streamed = analyze_stream("f", blocks.into_iter(), &s).unwrap();
+        assert_eq!(
+            streamed.diagnostics.notes(),
+            [note],
+            "{note}: blocks of {block}"
+        );
+        assert_eq!(streamed.rows, whole.rows, "{note}: blocks of {block}");
+    }
+}
+
 /// Reads `tests/fuzz-regressions/<name>` whole and as a stream of blocks (the size the
 /// control byte says) and checks they agree: the same rows, or the same error.
 fn whole_and_streamed_agree(name: &str) {
@@ -97,23 +124,12 @@ fn slow_envelope_1_byte_blocks() {
 /// array closes at byte 17,099, so bytes 17,100.. (37,091 − 17,100 = 19,991) are ignored.
 #[test]
 fn trailing_bytes_unwarned_in_stream() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fuzz-regressions/trailing-bytes-unwarned-in-stream");
-    let data = std::fs::read(path).unwrap();
-    let trace = &data[1..];
+    let trace = regression_trace("trailing-bytes-unwarned-in-stream");
     assert_eq!(trace.len(), 37_091);
-    let note =
-        "19991 bytes after the end of the trace, from byte 17100, ignored (not trace events)";
-    let s = Settings::default();
-    let whole = analyze_bytes("f", trace, &s).unwrap();
-    assert_eq!(whole.diagnostics.notes(), [note]);
-    for block in [1, 2, 3, 7, 4096] {
-        let blocks: Vec<std::io::Result<Vec<u8>>> =
-            trace.chunks(block).map(|c| Ok(c.to_vec())).collect();
-        let streamed = analyze_stream("f", blocks.into_iter(), &s).unwrap();
-        assert_eq!(streamed.diagnostics.notes(), [note], "blocks of {block}");
-        assert_eq!(streamed.rows, whole.rows, "blocks of {block}");
-    }
+    one_note_everywhere(
+        &trace,
+        "19991 bytes after the end of the trace, from byte 17100, ignored (not trace events)",
+    );
 }
 
 /// `split-walk-resumed-past-the-next-guess` (from the `split` target): read on two threads
@@ -164,6 +180,7 @@ fn every_regression_file_has_its_test() {
     tested.push("slow-envelope-1-byte-blocks".into());
     tested.push("trailing-bytes-unwarned-in-stream".into());
     tested.push("split-walk-resumed-past-the-next-guess".into());
+    tested.push("nul-bytes-then-brace-after-the-end".into());
     tested.sort();
     assert_eq!(on_disk, tested);
 }
@@ -177,28 +194,14 @@ fn every_regression_file_has_its_test() {
 /// ways say "NUL padding".
 #[test]
 fn nul_bytes_then_more_after_the_end_are_not_padding() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fuzz-regressions/nul-bytes-then-brace-after-the-end");
-    let data = std::fs::read(path).unwrap();
-    let trace = &data[1..];
+    let trace = regression_trace("nul-bytes-then-brace-after-the-end");
     assert_eq!(trace.len(), 9_149);
-    let mut padded = trace.to_vec();
+    let mut padded = trace.clone();
     padded[9_147] = 0; // the `}` before the final newline
-    let s = Settings::default();
-    for (bytes, what) in [(trace, "not trace events"), (&padded[..], "NUL padding")] {
-        let note = format!("82 bytes after the end of the trace, from byte 9067, ignored ({what})");
-        let whole = analyze_bytes("f", bytes, &s).unwrap();
-        assert_eq!(whole.diagnostics.notes(), [note.as_str()]);
-        for block in [1, 2, 3, 7, 4096] {
-            let blocks: Vec<std::io::Result<Vec<u8>>> =
-                bytes.chunks(block).map(|c| Ok(c.to_vec())).collect();
-            let streamed = analyze_stream("f", blocks.into_iter(), &s).unwrap();
-            assert_eq!(
-                streamed.diagnostics.notes(),
-                [note.as_str()],
-                "{what}, blocks of {block}"
-            );
-            assert_eq!(streamed.rows, whole.rows, "{what}, blocks of {block}");
-        }
+    for (bytes, what) in [(&trace, "not trace events"), (&padded, "NUL padding")] {
+        one_note_everywhere(
+            bytes,
+            &format!("82 bytes after the end of the trace, from byte 9067, ignored ({what})"),
+        );
     }
 }
