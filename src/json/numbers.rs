@@ -304,10 +304,7 @@ fn other_beyond_i64(raw: &[u8]) -> bool {
 #[inline]
 pub(crate) fn integer(raw: &[u8]) -> Option<i64> {
     // The common case inline, without UTF-8 checks; the rest out of line.
-    match plain_int(raw) {
-        Some(v) => Some(v),
-        None => other_integer(raw),
-    }
+    plain_int(raw).or_else(|| other_integer(raw))
 }
 
 /// [`integer`] of anything but a plain integer.

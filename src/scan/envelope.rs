@@ -345,12 +345,17 @@ pub(crate) enum After {
     },
 }
 
+/// True when `b` is all NUL bytes and whitespace: a crashed writer's padding.
+pub(crate) fn is_padding(b: &[u8]) -> bool {
+    b.iter().all(|&c| c == 0 || crate::json::is_ws(c))
+}
+
 /// What follows the event array closed by the `]` at `b[close]`; `in_object`: the array
 /// is the `traceEvents` value of an object, whose other members may follow it.
 pub(crate) fn after_events(b: &[u8], close: usize, in_object: bool) -> After {
     let ignored = |offset: usize| After::Ignored {
         offset,
-        nul: b[offset..].iter().all(|&c| c == 0 || crate::json::is_ws(c)),
+        nul: is_padding(&b[offset..]),
     };
     let mut j = close + 1;
     if in_object {

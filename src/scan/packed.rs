@@ -82,14 +82,11 @@ pub(crate) fn pack_micros(ids: &[u32], us: &[u32], out: &mut Vec<u8>) {
     let (mut id, mut d) = (0i64, 0i64);
     let mut i = 0;
     while i < n {
-        // Sixteen pairs checked at once; the common ones at their head (the node before, a
-        // delta within 64 µs of the one before) are appended together, so a node change
-        // costs one check of the sixteen after it, not one for each pair up to it. The
-        // difference is taken in `u32` and trusted only where both values are below 2³¹
-        // (then it is exact); the rest take the scalar path below, which is exact for all.
+        // Sixteen pairs checked at once for the common case (the node before, a delta within
+        // 64 µs of the one before). The difference is taken in `u32` and trusted only where
+        // both values are below 2³¹ (then it is exact); the rest take the scalar path
+        // below, which is exact for all.
         if let (Some(sb), Some(ub)) = (ids.get(i..i + BLOCK), us.get(i..i + BLOCK)) {
-            // In `u32`: a difference is exact where both values are below 2³¹ (the others
-            // are not common here, and the scalar path below reads them exactly).
             let (id32, mut prev) = (id as u32, [d as u32; BLOCK]);
             prev[1..].copy_from_slice(&ub[..BLOCK - 1]);
             let mut bytes = [0u8; BLOCK];
@@ -105,8 +102,8 @@ pub(crate) fn pack_micros(ids: &[u32], us: &[u32], out: &mut Vec<u8>) {
                 i += BLOCK;
                 continue;
             }
-            // The common pairs at the block's head, appended together: a node change
-            // costs one check of the sixteen pairs before it, not one for each.
+            // Not all common: the common pairs at the block's head are appended together,
+            // so a node change costs one check of sixteen, not one for each pair before it.
             let mut run = 0;
             let mut before = d;
             while run < BLOCK {
@@ -194,11 +191,12 @@ impl<'a> Unpack<'a> {
             // The one-byte pairs at the head of the next sixteen bytes, read together.
             if let Some(block) = self.bytes.get(self.at..self.at + BLOCK) {
                 let block: &[u8; BLOCK] = block.try_into().expect("sixteen bytes");
-                let mut long = 0u32;
+                // Bit k: byte k starts a longer pair; bit 16 caps the run at the block.
+                let mut long = 1u32 << BLOCK;
                 for (k, &c) in block.iter().enumerate() {
                     long |= u32::from(c >> 7) << k;
                 }
-                let run = (long.trailing_zeros() as usize).min(BLOCK).min(self.left);
+                let run = (long.trailing_zeros() as usize).min(self.left);
                 if run > 0 {
                     let Ok(id) = u32::try_from(self.id) else {
                         return false;

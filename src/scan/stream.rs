@@ -316,7 +316,7 @@ impl<S: BlockSource> Pieces<'_, S> {
     }
 
     /// Reads the rest of the stream, dropping it; returns the stream's length. `nul`, when
-    /// true, stays true only while every byte read is NUL or whitespace (padding).
+    /// true, stays true only while every byte read is padding ([`envelope::is_padding`]).
     fn read_to_end(&mut self, nul: &mut bool) -> u64 {
         while self.more {
             let (mat, from) = (std::mem::take(&mut self.mat), self.mat_from);
@@ -325,9 +325,7 @@ impl<S: BlockSource> Pieces<'_, S> {
             self.mat_base += from as u64;
             self.gather();
             if *nul {
-                *nul = self.mat[self.mat_from..]
-                    .iter()
-                    .all(|&c| c == 0 || crate::json::is_ws(c));
+                *nul = envelope::is_padding(&self.mat[self.mat_from..]);
             }
         }
         self.read_end
