@@ -669,9 +669,10 @@ impl crate::input::BlockSource for GzBlocks {
     }
 
     fn will_hold(&mut self, blocks: usize) {
-        // One being decoded and three decoded ahead, besides those held: the decoder keeps
-        // going while the scanner waits for a piece to merge.
-        while self.buffers < (blocks + 4).min(GZ_MAX_BLOCKS) {
+        // One more than those held, for the block being decoded. Blocks decoded further
+        // ahead wait in the channel where no thread can walk them: the scanner makes its
+        // pieces ahead instead (`PIECES_AHEAD` in `scan::stream`).
+        while self.buffers < (blocks + 1).min(GZ_MAX_BLOCKS) {
             self.buffers += 1;
             let _ = self.empty.send(Vec::with_capacity(GZ_BUFFER));
         }
