@@ -177,6 +177,11 @@ pub(in crate::json) unsafe fn uints_avx512(
     unsafe { uints_four(content, out, cpu) }
 }
 
+/// The comma mask of a 64-byte window of sixteen three-digit numbers: a comma at every
+/// fourth byte.
+#[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
+const THREE_DIGIT_STRIDE: u64 = 0x8888_8888_8888_8888;
+
 /// The body of [`uints_ssse3`], inlined into each instruction set's copy.
 ///
 /// # Safety
@@ -204,6 +209,28 @@ unsafe fn uints_four(content: &[u8], out: &mut [u32], blocks: impl Blocks) -> Op
         commas &= valid_mask;
         if others & valid_mask != 0 {
             return None;
+        }
+        if commas == THREE_DIGIT_STRIDE && valid == 64 {
+            // Sixteen numbers of three digits each, a comma after each (`timeDeltas` of a
+            // ~100–999 µs sampling interval): each 4-byte lane is [a, b, c, ','], read as
+            // 100a + 10b + c by two multiply-adds, with no lengths to find.
+            let slots = out.get_mut(count..count + 16)?;
+            for (k, four) in slots.chunks_exact_mut(4).enumerate() {
+                // SAFETY: unaligned loads of 16 bytes of `w` (which has 80) and a store of
+                // 16 bytes into the four `four` slots; the CPU has SSSE3 (this function's
+                // requirement).
+                unsafe {
+                    let v = _mm_loadu_si128(w[16 * k..16 * k + 16].as_ptr().cast());
+                    let d = _mm_and_si128(v, _mm_set1_epi8(0x0F));
+                    // Per lane [a, b, c, 0]: (100a + 10b, c), then their sum.
+                    let pairs = _mm_maddubs_epi16(d, _mm_set1_epi32(0x0001_0A64));
+                    let values = _mm_madd_epi16(pairs, _mm_set1_epi16(1));
+                    _mm_storeu_si128(four.as_mut_ptr().cast(), values);
+                }
+            }
+            count += 16;
+            start += 64;
+            continue;
         }
         let mut at = 0; // where the current number starts in `w`
         // A run of one value: most samples repeat the one before (a function stays on the
@@ -721,6 +748,52 @@ mod tests {
                 None => {
                     assert!(general(b).unwrap().iter().any(|&v| v >= 100_000_000));
                     assert_eq!(sum, None);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn three_digit_windows_read_like_any_other_numbers() {
+        // Arrays of mostly three-digit numbers (so that whole 64-byte windows hold sixteen
+        // of them), at every length to 120, with a number of another width now and then,
+        // read by every x86 path and checked against Rust's own parse.
+        let mut x: u64 = 11;
+        for len in 0..120usize {
+            for other_every in [0usize, 7, 23] {
+                let values: Vec<u32> = (0..len)
+                    .map(|k| {
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        let v = (x >> 20) as u32;
+                        if other_every > 0 && k % other_every == other_every - 1 {
+                            v % 10_000 // 1-4 digits
+                        } else {
+                            100 + v % 900
+                        }
+                    })
+                    .collect();
+                let text: Vec<String> = values.iter().map(u32::to_string).collect();
+                let b = format!("[{}]", text.join(","));
+                let b = b.as_bytes();
+                let r = 0..b.len();
+                let want: Vec<u32> = text.iter().map(|t| t.parse().unwrap()).collect();
+                let mut out = vec![0u32; len + 4];
+                assert_eq!(plain_uints_into(b, &r, &mut out), Some(len), "{len}");
+                assert_eq!(out[..len], want[..], "{}", String::from_utf8_lossy(b));
+                #[cfg(all(target_arch = "x86_64", not(feature = "no-simd")))]
+                if len > 0 && std::arch::is_x86_feature_detected!("ssse3") {
+                    let mut out = vec![0u32; len + 4];
+                    let content = &b[1..b.len() - 1];
+                    // SAFETY: the CPU has SSSE3, checked just above.
+                    assert_eq!(unsafe { uints_ssse3(content, &mut out) }, Some(len));
+                    assert_eq!(out[..len], want[..]);
+                }
+                // Room for fewer values than the array holds: refused.
+                if len > 0 {
+                    let mut short = vec![0u32; len - 1];
+                    assert_eq!(plain_uints_into(b, &r, &mut short), None, "{len}");
                 }
             }
         }
