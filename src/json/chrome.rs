@@ -78,8 +78,8 @@ pub(in crate::json) fn array_content<'a>(
 /// with more than `out.len()` values (`out` is then partly written).
 ///
 /// On CPUs with SSSE3 (every x86-64 of the last fifteen years), four numbers of 1–4
-/// digits are converted at once (`uints_ssse3`; with AVX-512BW, a copy of it whose
-/// 64-byte blocks are single vectors).
+/// digits are converted at once, and sixteen where 64 bytes hold only three-digit ones
+/// (`uints_ssse3`; with AVX-512BW, a copy of it whose 64-byte blocks are single vectors).
 pub fn plain_uints_into(b: &[u8], r: &std::ops::Range<usize>, out: &mut [u32]) -> Option<usize> {
     let content = array_content(b, r)?;
     if content.is_empty() {
@@ -149,7 +149,8 @@ const INVERSE_WIDTH: [usize; 10] = {
 /// found at once, and where the next four close four numbers of 1–4 digits (ids, and
 /// sampling intervals in µs) within 16 bytes, one shuffle lines their digits up in four
 /// 32-bit lanes and two multiply-adds convert them; other numbers (5–8 digits) are read
-/// one at a time. Numbers cut by the window's end are read from the next window. A window
+/// one at a time. A window of sixteen three-digit numbers is converted whole, with no
+/// lengths to find. Numbers cut by the window's end are read from the next window. A window
 /// that starts with a run of one value (most `samples` are the one before) takes the run
 /// whole from one compare of the window with itself shifted by the first number's width.
 ///
