@@ -554,7 +554,7 @@ pub(crate) struct GzBlocks {
 
 /// Size of one decompressed block. Tuned on the 1 GB benchmark .gz files: 1–8 MB gave
 /// the same time within noise; 2 MB (with [`CARRY_ROOM`] 512 KB) keeps ~25 MB less
-/// resident than 4 MB over the ten buffers then in flight of a two-thread scan (eleven now).
+/// resident than 4 MB over the ten or so buffers in flight of a two-thread scan.
 const GZ_BLOCK: usize = 2 << 20;
 /// Free bytes before each decompressed block ([`BlockSource::next_block`]): the scanner
 /// copies the partial event at the end of one block there, before the next one, instead

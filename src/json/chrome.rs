@@ -211,7 +211,8 @@ unsafe fn uints_four(content: &[u8], out: &mut [u32], blocks: impl Blocks) -> Op
         if others & valid_mask != 0 {
             return None;
         }
-        if commas == THREE_DIGIT_STRIDE && valid == 64 {
+        // (A window cut by the array's end has no comma at its last byte: never this.)
+        if commas == THREE_DIGIT_STRIDE {
             // Sixteen numbers of three digits each, a comma after each (`timeDeltas` of a
             // ~100–999 µs sampling interval): each 4-byte lane is [a, b, c, ','], read as
             // 100a + 10b + c by two multiply-adds, with no lengths to find.

@@ -192,9 +192,9 @@ const IN_PLACE_AFTER: usize = 8 << 20;
 
 /// Pieces made beyond one per thread: merges go in stream order, so a thread that finishes
 /// its piece while the one before it is still walked finds the next one made instead of
-/// waiting (each holds a decoder buffer until merged). With two ahead, a `.json.gz` scan
-/// kept two cores ~1.8 busy: the thread making pieces waited for the oldest one to merge
-/// while the decoder, its buffers all full, waited too; six keep them ~1.9 busy.
+/// waiting (each holds a decoder buffer until merged). Too few, and the thread making
+/// pieces waits for the oldest one to merge while the decoder, its buffers all full of
+/// blocks no thread can walk yet, waits too: a core idles.
 const PIECES_AHEAD: usize = 6;
 
 /// A part of the stream to walk: `bytes[from..cut]`, at stream offset `base` + index.
