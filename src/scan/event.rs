@@ -254,8 +254,10 @@ impl<'a> TraceEvent<'a> {
                     (key, v)
                 }
             };
-            let end = match key {
-                ARGS => ev.read_args(b, v).ok()?,
+            // The value's end, and the byte after it when already known (a number's, from
+            // the word its digits were counted in: no second load waits on the count).
+            let (end, after) = match key {
+                ARGS => (ev.read_args(b, v).ok()?, None),
                 NAME | CAT | PH => {
                     if *b.get(v)? != b'"' {
                         return None;
@@ -267,12 +269,12 @@ impl<'a> TraceEvent<'a> {
                         CAT => ev.cat = content,
                         _ => raw_ph = Some(&b[v..e + 1]),
                     }
-                    e + 1
+                    (e + 1, None)
                 }
                 _ => {
-                    let e = match number_end(b, v) {
-                        Some(e) => e,
-                        None => skip_value(b, v).ok()?,
+                    let (e, after) = match number_end(b, v) {
+                        Some((e, after)) => (e, Some(after)),
+                        None => (skip_value(b, v).ok()?, None),
                     };
                     let raw = Some(&b[v..e]);
                     match key {
@@ -283,11 +285,17 @@ impl<'a> TraceEvent<'a> {
                         ID => ev.raw_id = raw,
                         _ => {}
                     }
-                    e
+                    (e, after)
                 }
             };
-            let end = ws(b, end);
-            match *b.get(end)? {
+            let (end, after) = match after {
+                Some(c) => (end, c),
+                None => {
+                    let end = ws(b, end);
+                    (end, *b.get(end)?)
+                }
+            };
+            match after {
                 b',' => j = ws(b, end + 1),
                 b'}' => {
                     ev.ph = Phase::from_raw(raw_ph);
@@ -410,18 +418,20 @@ fn ws(b: &[u8], i: usize) -> usize {
     }
 }
 
-/// The end of the plain non-negative integer at `b[v]` when a `,` or `}` follows it.
+/// The end of the plain non-negative integer at `b[v]` and the byte after it, when that
+/// is `,` or `}`. The byte is taken from the word the digits were counted in.
 #[inline(always)]
-fn number_end(b: &[u8], v: usize) -> Option<usize> {
+fn number_end(b: &[u8], v: usize) -> Option<(usize, u8)> {
     let mut j = v;
     loop {
-        let n = json::digit_count(json::load8(b, j)?) as usize;
+        let w = json::load8(b, j)?;
+        let n = json::digit_count(w) as usize;
         j += n;
         if n < 8 {
-            break;
+            let after = (w >> (8 * n)) as u8;
+            return (j > v && matches!(after, b',' | b'}')).then_some((j, after));
         }
     }
-    (j > v && matches!(b[j], b',' | b'}')).then_some(j)
 }
 
 /// The keys of the event read before, by position. Chrome and DevTools write the events
