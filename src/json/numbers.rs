@@ -186,16 +186,23 @@ pub(crate) fn plain_int(tok: &[u8]) -> Option<i64> {
     if digits.is_empty() || digits.len() > 18 {
         return None;
     }
-    // Digits before the last eight one by one; the last eight (of the 10–13 of a
-    // timestamp) as one word, or one by one when there are fewer.
+    // The last eight digits (of the 10–13 of a timestamp) as one word and those before
+    // them from the word of the first eight (up to 16 digits), else one by one.
     let split = digits.len().saturating_sub(8);
     let (head, tail) = digits.split_at(if split > 0 { split } else { digits.len() });
     let mut v: i64 = 0;
-    for &c in head {
-        if !c.is_ascii_digit() {
+    if let (1..=8, Some(first)) = (split, load8(digits, 0)) {
+        if (digit_count(first) as usize) < split {
             return None;
         }
-        v = v * 10 + (c - b'0') as i64;
+        v = swar_value(first, split as u32);
+    } else {
+        for &c in head {
+            if !c.is_ascii_digit() {
+                return None;
+            }
+            v = v * 10 + (c - b'0') as i64;
+        }
     }
     if let Ok(word) = <[u8; 8]>::try_from(tail) {
         let word = u64::from_le_bytes(word);

@@ -125,10 +125,20 @@ impl EntryIndex {
         installs: Vec<TimerInstall>,
         threads: &[ThreadKey],
     ) -> EntryIndex {
-        let mut by_thread: FastMap<ThreadKey, Vec<EntryPoint>> = FastMap::default();
-        for e in entries {
+        // Counted first: each thread's list is allocated once, not grown by doubling.
+        let mut counts: FastMap<ThreadKey, usize> = FastMap::default();
+        for e in &entries {
             if threads.binary_search(&e.thread).is_ok() {
-                by_thread.entry(e.thread).or_default().push(e);
+                *counts.entry(e.thread).or_default() += 1;
+            }
+        }
+        let mut by_thread: FastMap<ThreadKey, Vec<EntryPoint>> = counts
+            .into_iter()
+            .map(|(t, n)| (t, Vec::with_capacity(n)))
+            .collect();
+        for e in entries {
+            if let Some(list) = by_thread.get_mut(&e.thread) {
+                list.push(e);
             }
         }
         for list in by_thread.values_mut() {

@@ -209,11 +209,11 @@ impl Collector {
             self.t.diagnostics.add(INVALID_PHASE, 1);
             return;
         }
-        let ts = ev.ts();
+        let (ts, dur) = (ev.ts(), ev.dur());
         if ev.ph != Phase::Metadata
             && let Some(ts) = ts
         {
-            let end = ts + ev.dur().unwrap_or_default().max(TimeDelta::ZERO);
+            let end = ts + dur.unwrap_or_default().max(TimeDelta::ZERO);
             self.t.first_ts = Some(self.t.first_ts.map_or(ts, |f| f.min(ts)));
             self.t.last_ts = Some(self.t.last_ts.map_or(end, |l| l.max(end)));
         }
@@ -222,8 +222,8 @@ impl Collector {
                 if ev.is("thread_name")
                     && let Some(name) = self.arg_text(ev, "name")
                 {
-                    self.count_odd_ids(ev);
-                    self.t.thread_names.insert(thread_of(ev), name);
+                    let thread = self.kept_thread(ev);
+                    self.t.thread_names.insert(thread, name);
                 }
                 return;
             }
@@ -238,10 +238,10 @@ impl Collector {
                             .diagnostics
                             .add("task events without a numeric ts", 1);
                     }
-                    return self.other(ev, None);
+                    return self.other(ev, None, dur);
                 };
                 let kind = match ev.ph {
-                    Phase::Complete if is_task_name(ev.name) => match ev.dur() {
+                    Phase::Complete if is_task_name(ev.name) => match dur {
                         Some(d) if d >= TimeDelta::ZERO => Some(MarkKind::Complete(d)),
                         // Chrome writes a task still running when tracing stopped without
                         // `dur` (or with -1).
@@ -256,9 +256,9 @@ impl Collector {
                     _ => None,
                 };
                 if let Some(kind) = kind {
-                    self.count_odd_ids(ev);
+                    let thread = self.kept_thread(ev);
                     self.t.task_marks.push(TaskMark {
-                        thread: thread_of(ev),
+                        thread,
                         ts,
                         kind,
                         order: ev.offset,
@@ -268,7 +268,19 @@ impl Collector {
             }
             _ => {}
         }
-        self.other(ev, ts);
+        self.other(ev, ts, dur);
+    }
+
+    /// The thread of an event that is kept ([`thread_of`]), counting it when its `pid` or
+    /// `tid` is a number no 64-bit integer holds; each is parsed once when both are plain
+    /// integers, as nearly always.
+    #[inline]
+    fn kept_thread(&mut self, ev: &TraceEvent<'_>) -> ThreadKey {
+        if let Some(thread) = ev.plain_thread() {
+            return thread;
+        }
+        self.count_odd_ids(ev);
+        thread_of(ev)
     }
 
     /// Counts a kept event whose `pid` or `tid` no 64-bit integer holds.
@@ -279,17 +291,17 @@ impl Collector {
         }
     }
 
-    fn other(&mut self, ev: &TraceEvent<'_>, ts: Option<Timestamp>) {
+    /// Any event but a task mark or metadata, with its `ts` and `dur`.
+    fn other(&mut self, ev: &TraceEvent<'_>, ts: Option<Timestamp>, dur: Option<TimeDelta>) {
         if ev.ph == Phase::Complete
             && let Some(kind) = EntryKind::of_name(ev.name)
         {
-            return self.entry_point(ev, kind, ts);
+            return self.entry_point(ev, kind, ts, dur);
         }
         match ev.name {
             b"TimerInstall" => self.timer_install(ev),
             b"Profile" | b"ProfileChunk" | b"CpuProfile" => {
-                self.count_odd_ids(ev);
-                let thread = thread_of(ev);
+                let thread = self.kept_thread(ev);
                 match ev.name {
                     b"Profile" => self.profile(ev, thread, ts),
                     b"ProfileChunk" => self.chunk(ev, thread, ts),
@@ -316,8 +328,14 @@ impl Collector {
 
     /// Keeps an entry-point event, with the `args` of the kinds whose args say something
     /// (read only for the entry points inside long tasks: [`read_entry_details`]).
-    fn entry_point(&mut self, ev: &TraceEvent<'_>, kind: EntryKind, ts: Option<Timestamp>) {
-        let (Some(ts), Some(dur)) = (ts, ev.dur()) else {
+    fn entry_point(
+        &mut self,
+        ev: &TraceEvent<'_>,
+        kind: EntryKind,
+        ts: Option<Timestamp>,
+        dur: Option<TimeDelta>,
+    ) {
+        let (Some(ts), Some(dur)) = (ts, dur) else {
             return;
         };
         let args = match kind {

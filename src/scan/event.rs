@@ -9,6 +9,7 @@
 use super::chunk::{self, ChunkLayout};
 use crate::json::{self, Lexed, skip_value, string_content};
 use crate::time::{TimeDelta, Timestamp};
+use crate::vocab::{Pid, ThreadKey, Tid};
 
 /// The `ph` (phase) of a trace event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -351,6 +352,15 @@ impl<'a> TraceEvent<'a> {
     /// `tid` as an integer; 0 when missing.
     pub fn tid(&self) -> i64 {
         self.raw_tid.and_then(json::integer).unwrap_or(0)
+    }
+    /// (`pid`, `tid`) when both are plain integers (as [`TraceEvent::pid`] and
+    /// [`TraceEvent::tid`] read them); `None` else, missing or not.
+    #[inline]
+    pub(crate) fn plain_thread(&self) -> Option<ThreadKey> {
+        Some(ThreadKey {
+            pid: Pid(json::plain_int(self.raw_pid?)?),
+            tid: Tid(json::plain_int(self.raw_tid?)?),
+        })
     }
     /// `ts` (µs in the file), `None` when missing or not a number.
     pub fn ts(&self) -> Option<Timestamp> {
