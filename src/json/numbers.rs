@@ -152,6 +152,23 @@ fn swar_value(chunk: u64, len: u32) -> i64 {
     (v.wrapping_mul((10000 << 32) + 1) >> 32) as i64
 }
 
+/// The value of the first `len` (1–8) bytes of a little-endian word when they are all
+/// digits.
+#[inline(always)]
+fn word_value(w: u64, len: usize) -> Option<i64> {
+    ((digit_count(w) as usize) >= len).then(|| swar_value(w, len as u32))
+}
+
+/// The 4–8 bytes of `b` as the low bytes of a little-endian word (zeros above): its first
+/// four bytes and its last four, which overlap where `b` is shorter than eight.
+#[inline(always)]
+fn four_and_four(b: &[u8]) -> u64 {
+    let n = b.len();
+    let lo = u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as u64;
+    let hi = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]) as u64;
+    lo | hi << (8 * (n - 4))
+}
+
 /// [`swar_value`] of the first `len` (1–4) digits of a little-endian 32-bit word.
 #[inline(always)]
 fn swar_value4(chunk: u32, len: u32) -> u64 {
@@ -186,31 +203,28 @@ pub(crate) fn plain_int(tok: &[u8]) -> Option<i64> {
     if digits.is_empty() || digits.len() > 18 {
         return None;
     }
-    // The last eight digits (of the 10–13 of a timestamp) as one word and those before
-    // them from the word of the first eight (up to 16 digits), else one by one.
-    let split = digits.len().saturating_sub(8);
-    let (head, tail) = digits.split_at(if split > 0 { split } else { digits.len() });
-    let mut v: i64 = 0;
-    if let (1..=8, Some(first)) = (split, load8(digits, 0)) {
-        if (digit_count(first) as usize) < split {
-            return None;
+    let v = match digits.len() {
+        // 4–8 digits (a pid, tid or dur) as one word, from two overlapping 4-byte loads.
+        n @ 4..=8 => word_value(four_and_four(digits), n)?,
+        // A timestamp's 9–16: those before the last eight from the word of the first eight.
+        n @ 9..=16 => {
+            let (head, tail) = digits.split_at(n - 8);
+            let first = load8(digits, 0)?;
+            let last = u64::from_le_bytes(tail.try_into().ok()?);
+            word_value(first, head.len())? * 100_000_000 + word_value(last, 8)?
         }
-        v = swar_value(first, split as u32);
-    } else {
-        for &c in head {
-            if !c.is_ascii_digit() {
-                return None;
+        // 1–3 and 17–18 one by one.
+        _ => {
+            let mut v: i64 = 0;
+            for &c in digits {
+                if !c.is_ascii_digit() {
+                    return None;
+                }
+                v = v * 10 + (c - b'0') as i64;
             }
-            v = v * 10 + (c - b'0') as i64;
+            v
         }
-    }
-    if let Ok(word) = <[u8; 8]>::try_from(tail) {
-        let word = u64::from_le_bytes(word);
-        if digit_count(word) != 8 {
-            return None;
-        }
-        v = v * 100_000_000 + swar_value(word, 8);
-    }
+    };
     Some(if neg { -v } else { v })
 }
 

@@ -1018,11 +1018,28 @@ fn compact_nodes(raw: &[u8], texts: &mut Texts) -> Option<Vec<Node>> {
     // Room for one node per two `{` (a node and its call frame: exactly the nodes in
     // Chrome's layout, unless a name holds a brace).
     let mut out = Vec::with_capacity(memchr::memchr_iter(b'{', raw).count() / 2);
+    // A node's script is most often the node before's: its URL and id are then taken
+    // from it, not looked up.
+    let mut last: Option<(&str, Option<i64>, std::sync::Arc<str>, std::sync::Arc<str>)> = None;
     nodes::read(raw, |n| {
-        let script_id = match n.script_id {
-            Some(ScriptId::Text(t)) => texts.script_id(Some(t), None),
-            Some(ScriptId::Int(i)) => texts.script_id(None, Some(i)),
-            None => texts.script_id(None, None),
+        let int_id = match n.script_id {
+            Some(ScriptId::Int(i)) => Some(i),
+            _ => None,
+        };
+        let (url, script_id) = match &last {
+            Some((u, Some(i), url, id)) if *u == n.url && int_id == Some(*i) => {
+                (url.clone(), id.clone())
+            }
+            _ => {
+                let script_id = match n.script_id {
+                    Some(ScriptId::Text(t)) => texts.script_id(Some(t), None),
+                    Some(ScriptId::Int(i)) => texts.script_id(None, Some(i)),
+                    None => texts.script_id(None, None),
+                };
+                let url = texts.get(n.url);
+                last = Some((n.url, int_id, url.clone(), script_id.clone()));
+                (url, script_id)
+            }
         };
         out.push(Node {
             id: NodeId(n.id),
@@ -1030,7 +1047,7 @@ fn compact_nodes(raw: &[u8], texts: &mut Texts) -> Option<Vec<Node>> {
             children: Vec::new(),
             call_frame: CallFrame {
                 function_name: texts.get(n.function_name),
-                url: texts.get(n.url),
+                url,
                 script_id,
                 line_number: n.line,
                 column_number: n.column,
@@ -1334,6 +1351,62 @@ mod tests {
         ] {
             assert_eq!(compact_nodes(odd.as_bytes(), &mut texts), None, "{odd}");
         }
+    }
+
+    #[test]
+    fn nodes_of_one_script_in_a_row_keep_each_their_own_url_and_script_id() {
+        // Runs of one URL and script id, broken by the id alone (an integer, then its
+        // text, then another integer), by the URL alone, and resumed: each node as the
+        // tape reader reads it, and one held copy of each text.
+        let frame = |id: u32, url: &str, script: &str| {
+            format!(
+                r#"{{"callFrame":{{"functionName":"f{id}","scriptId":{script},"url":"{url}"}},"id":{id}}}"#
+            )
+        };
+        let (a, b) = ("https://a.example/app.js", "https://b.example/app.js");
+        let raw = format!(
+            "[{}]",
+            [
+                frame(1, a, "5"),
+                frame(2, a, "5"),
+                frame(3, a, "6"),
+                frame(4, a, r#""6""#),
+                frame(5, a, "6"),
+                frame(6, b, "6"),
+                frame(7, b, "6"),
+                frame(8, a, "5"),
+            ]
+            .join(",")
+        );
+        let mut texts = Texts::default();
+        let fast = compact_nodes(raw.as_bytes(), &mut texts).expect("Chrome's layout");
+        let tape = ArgsParser::default()
+            .with_tape(raw.as_bytes(), |v| nodes_from_tape(v, &mut texts))
+            .unwrap()
+            .unwrap();
+        assert_eq!(fast, tape);
+        let got: Vec<(&str, &str)> = fast
+            .iter()
+            .map(|n| (&*n.call_frame.url, &*n.call_frame.script_id))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (a, "5"),
+                (a, "5"),
+                (a, "6"),
+                (a, "6"),
+                (a, "6"),
+                (b, "6"),
+                (b, "6"),
+                (a, "5")
+            ]
+        );
+        let url = |i: usize| fast[i].call_frame.url.clone();
+        assert!(std::sync::Arc::ptr_eq(&url(0), &url(7)));
+        assert!(std::sync::Arc::ptr_eq(&url(5), &url(6)));
+        // Two URLs, two script ids, eight names.
+        assert_eq!(texts.0.len(), 12);
     }
 
     #[test]
