@@ -1012,6 +1012,9 @@ pub fn nodes_both_ways(raw: &[u8]) -> (Option<Vec<Node>>, Option<Option<Vec<Node
     (fast, tape)
 }
 
+/// A call frame's URL and script id, as held by [`Texts`].
+type SharedTexts = (std::sync::Arc<str>, std::sync::Arc<str>);
+
 /// The nodes of a `nodes` array in Chrome's own layout ([`nodes::read`]), as
 /// [`nodes_from_tape`] reads them, sized to the array; `None` for any other array.
 fn compact_nodes(raw: &[u8], texts: &mut Texts) -> Option<Vec<Node>> {
@@ -1019,17 +1022,11 @@ fn compact_nodes(raw: &[u8], texts: &mut Texts) -> Option<Vec<Node>> {
     // Chrome's layout, unless a name holds a brace).
     let mut out = Vec::with_capacity(memchr::memchr_iter(b'{', raw).count() / 2);
     // A node's script is most often the node before's: its URL and id are then taken
-    // from it, not looked up.
-    let mut last: Option<(&str, Option<i64>, std::sync::Arc<str>, std::sync::Arc<str>)> = None;
+    // from it, not looked up. (URL, integer script id) of the node before, and their texts.
+    let mut last: Option<((&str, i64), SharedTexts)> = None;
     nodes::read(raw, |n| {
-        let int_id = match n.script_id {
-            Some(ScriptId::Int(i)) => Some(i),
-            _ => None,
-        };
-        let (url, script_id) = match &last {
-            Some((u, Some(i), url, id)) if *u == n.url && int_id == Some(*i) => {
-                (url.clone(), id.clone())
-            }
+        let (url, script_id) = match (&last, n.script_id) {
+            (Some((same, held)), Some(ScriptId::Int(i))) if *same == (n.url, i) => held.clone(),
             _ => {
                 let script_id = match n.script_id {
                     Some(ScriptId::Text(t)) => texts.script_id(Some(t), None),
@@ -1037,7 +1034,10 @@ fn compact_nodes(raw: &[u8], texts: &mut Texts) -> Option<Vec<Node>> {
                     None => texts.script_id(None, None),
                 };
                 let url = texts.get(n.url);
-                last = Some((n.url, int_id, url.clone(), script_id.clone()));
+                last = match n.script_id {
+                    Some(ScriptId::Int(i)) => Some(((n.url, i), (url.clone(), script_id.clone()))),
+                    _ => None,
+                };
                 (url, script_id)
             }
         };
