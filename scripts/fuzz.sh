@@ -28,13 +28,12 @@ cd fuzz
 cargo +nightly fuzz build --target-dir "$target_dir" "$target"
 log=logs/$target.log
 echo "fuzzing $target for $secs s at $(git rev-parse --short HEAD) (log: fuzz/$log)"
-# -jobs=1: one process, its output in fuzz-0.log (moved to $log); a hang of 30 s or
-# 2 GB of memory is a finding too.
-rm -f fuzz-0.log
+# One process writing its own log, so targets can run side by side (with -jobs=1 each wrote
+# fuzz-0.log in this folder: two at once mixed their logs); a hang of 30 s or 2 GB of
+# memory is a finding too.
 status=0
 nice -n 19 cargo +nightly fuzz run --target-dir "$target_dir" "$target" -- \
-    -jobs=1 -workers=1 -max_total_time="$secs" -max_len="$max_len" -timeout=30 \
-    -rss_limit_mb=2048 -print_final_stats=1 "$@" >/dev/null 2>&1 || status=$?
-mv fuzz-0.log "$log" 2>/dev/null || true
-grep -E "^#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|SUMMARY|panicked|Test unit written" "$log" || true
+    -max_total_time="$secs" -max_len="$max_len" -timeout=30 \
+    -rss_limit_mb=2048 -print_final_stats=1 "$@" >"$log" 2>&1 || status=$?
+grep -E "^#[0-9]+[[:space:]]+DONE|stat::number_of_executed_units|stat::peak_rss_mb|SUMMARY|panicked|Test unit written" "$log" || true
 exit $status
