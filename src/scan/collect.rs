@@ -1295,12 +1295,9 @@ mod tests {
         assert_eq!(texts.0.len(), 7);
     }
 
-    #[test]
-    fn chrome_nodes_read_from_the_bytes_are_the_tape_readers() {
-        // Chrome's layout (sorted keys, optional members left out), a node with its keys in
-        // another order, a string scriptId and a non-ASCII name, a node with two
-        // callFrames: all read without the parser, each node as the tape reader reads it.
-        let raw = r#"[{"callFrame":{"codeType":"other","functionName":"(root)","scriptId":0},"id":1},{"callFrame":{"codeType":"JS","columnNumber":31,"functionName":"onVisibilityUpdate","lineNumber":337,"scriptId":5,"url":"https://a.example/app.js"},"id":6,"parent":1},{"id":7,"parent":6,"callFrame":{"url":"https://a.example/app.js","scriptId":"5","functionName":"größe","lineNumber":2,"columnNumber":3000000000}},{"callFrame":{"functionName":"f","url":"u.js"},"id":8,"callFrame":{"lineNumber":4}}]"#;
+    /// The nodes of `raw` (Chrome's layout) read from the bytes, after checking that the
+    /// tape reader reads the same ones, with the texts they hold.
+    fn read_both_ways(raw: &str) -> (Vec<Node>, Texts) {
         let mut texts = Texts::default();
         let fast = compact_nodes(raw.as_bytes(), &mut texts).expect("Chrome's layout");
         let tape = ArgsParser::default()
@@ -1308,6 +1305,16 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(fast, tape);
+        (fast, texts)
+    }
+
+    #[test]
+    fn chrome_nodes_read_from_the_bytes_are_the_tape_readers() {
+        // Chrome's layout (sorted keys, optional members left out), a node with its keys in
+        // another order, a string scriptId and a non-ASCII name, a node with two
+        // callFrames: all read without the parser, each node as the tape reader reads it.
+        let raw = r#"[{"callFrame":{"codeType":"other","functionName":"(root)","scriptId":0},"id":1},{"callFrame":{"codeType":"JS","columnNumber":31,"functionName":"onVisibilityUpdate","lineNumber":337,"scriptId":5,"url":"https://a.example/app.js"},"id":6,"parent":1},{"id":7,"parent":6,"callFrame":{"url":"https://a.example/app.js","scriptId":"5","functionName":"größe","lineNumber":2,"columnNumber":3000000000}},{"callFrame":{"functionName":"f","url":"u.js"},"id":8,"callFrame":{"lineNumber":4}}]"#;
+        let (fast, mut texts) = read_both_ways(raw);
         // Checked by hand: ids, parents, texts, positions (-1 unknown or beyond i32).
         let summary: Vec<_> = fast
             .iter()
@@ -1378,13 +1385,7 @@ mod tests {
             ]
             .join(",")
         );
-        let mut texts = Texts::default();
-        let fast = compact_nodes(raw.as_bytes(), &mut texts).expect("Chrome's layout");
-        let tape = ArgsParser::default()
-            .with_tape(raw.as_bytes(), |v| nodes_from_tape(v, &mut texts))
-            .unwrap()
-            .unwrap();
-        assert_eq!(fast, tape);
+        let (fast, texts) = read_both_ways(&raw);
         let got: Vec<(&str, &str)> = fast
             .iter()
             .map(|n| (&*n.call_frame.url, &*n.call_frame.script_id))
