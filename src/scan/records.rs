@@ -652,7 +652,8 @@ impl SampleArrays {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProfileChunk {
     /// The event's `ts`; a profile's chunks are taken in `ts` order, ties in file order
-    /// (the order of [`ProfileData::chunks`]).
+    /// (the order of [`ProfileData::chunks`]). Once the profile's chunks are placed in
+    /// time, the chunk's base instead (the profile's start plus the deltas before it).
     pub ts: Timestamp,
     /// The sample arrays.
     pub samples: SampleArrays,
