@@ -47,6 +47,14 @@ pub struct Settings {
     /// Where the file's rows go as they are made, instead of [`FileReport::rows`]: `None`
     /// collects them there (the library's default).
     pub row_sink: Option<RowSink>,
+    /// Called where the analysis has just freed much memory that the stages after it do
+    /// not take back at once: after a streamed input's scan (gzip read as a stream, a
+    /// pipe), which frees its read buffers, tens of MB for a large `.json.gz`. An
+    /// allocator that keeps freed memory for reuse can return it to the system there
+    /// (the binary asks mimalloc to, `mi_collect`), so that the file's peak is the scan's
+    /// and not the scan's plus what the later stages take. `None` (the default): nothing
+    /// is called. Called from the thread analysing the file.
+    pub release_freed: Option<fn()>,
     /// Whether each input gets its `trace_id` ([`FileReport::trace_id`], each row's
     /// `trace_id`): SHA-256 of up to 2 MiB of the stored bytes, a cost felt over many small
     /// `.json.gz` files. On by default; the CLI asks for it only for the outputs that
@@ -99,6 +107,7 @@ impl Default for Settings {
             enrich: Enrichment::default(),
             stage_done: None,
             row_sink: None,
+            release_freed: None,
             trace_ids: true,
         }
     }
@@ -343,6 +352,9 @@ pub(crate) fn analyze_stream_deferring(
         }
     };
     timer.lap("scan");
+    if let Some(release) = s.release_freed {
+        release();
+    }
     let rec = reader::trace::read(trace, None, s.scope, s.threshold, s.tasks.is_some(), later)?;
     timer.lap("profiles");
     let mut rep = resolve(file, rec, None, s, later);

@@ -472,6 +472,8 @@ impl AnalysisArgs {
             },
             progress: None,
             row_sink: None,
+            // The binary's to set: it chose the allocator.
+            release_freed: None,
             stage_done: std::env::var_os("TASKCHAIN_TIMINGS").map(|_| {
                 crate::analyze::StageDone(std::sync::Arc::new(|file, stage, at| {
                     eprintln!("taskchain: timing: {file}: {stage} done at {at:?}");

@@ -66,14 +66,26 @@ fn no_huge_pages() {
     }
 }
 
+/// [`taskchain::Settings::release_freed`]: mimalloc returns the memory freed and kept for
+/// reuse to the system now (what the purge delay set in `main` would do 10 s later). On
+/// `profile-1g.json.gz` of `scripts/bench.sh` the stream's buffers freed after the scan
+/// were otherwise kept while the profiles and chains took fresh memory, and the peak
+/// was the scan's plus what those took.
+fn release_freed() {
+    // SAFETY: takes no pointers; mimalloc allows it from any thread at any time.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
 fn main() -> ExitCode {
-    // Freed memory stays with the process for reuse, not returned after 10 ms: on this
-    // workload (memory freed and taken again all through a file, file after file) every
-    // purged page came back as a fresh page the kernel had to zero (sys time 0.18 → 0.12 s
-    // on a 1 GB trace). The peak, which bounds memory, is the same.
+    // Freed memory stays with the process for reuse for 10 s, not 10 ms: on this workload
+    // (memory freed and taken again all through a file, file after file) every purged
+    // page came back as a fresh page the kernel had to zero (sys time 0.18 → 0.12 s on a
+    // 1 GB trace). Where much is freed at once and not taken back (a stream's read
+    // buffers after its scan) the library calls `release_freed`, which returns it at
+    // once; with no purging at all (−1) nothing could be returned.
     // SAFETY: called before any other thread exists (mimalloc's options are not
-    // thread-safe to set); −1 is the documented "no purging" value.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
+    // thread-safe to set); the value is in ms.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 10_000) };
     // Blocks over 64 MiB come from the OS and go back to it when freed (mimalloc's default
     // is 2 GiB): without purging, each doubling of a huge buffer stayed resident. A gzip
     // stream with one 1 GiB event peaked at 4.24 GB, now 3.24 GB (5.8–17.6 s before, 3.7–16.4
@@ -101,13 +113,18 @@ fn main() -> ExitCode {
             err.exit()
         }
     };
-    let job = match cli.into_job() {
+    let mut job = match cli.into_job() {
         Ok(j) => j,
         Err(msg) => {
             eprintln!("taskchain: error: {msg}");
             return ExitCode::from(exit::BAD_INPUT);
         }
     };
+    match &mut job {
+        Job::Report(cfg) => cfg.analysis.release_freed = Some(release_freed),
+        Job::Compare(cfg) => cfg.analysis.release_freed = Some(release_freed),
+        Job::Completions(_) => {}
+    }
     cli::remove_on_interrupt();
     let result = match &job {
         Job::Report(cfg) => cli::run(cfg).map(|o| {

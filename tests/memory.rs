@@ -235,3 +235,30 @@ fn streamed_rows_give_the_same_outputs_at_any_jobs() {
     assert_eq!(rows[20_002][5], "140.000");
     assert_eq!(rows[40_002][4], (1_000_000 + 19_999 * 70_000).to_string());
 }
+
+/// How many times [`count_release`] was called (only the test below sets it as a hook).
+static RELEASED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn count_release() {
+    RELEASED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+#[test]
+fn freed_memory_is_offered_back_once_after_a_streams_scan_and_not_for_bytes() {
+    let trace = many_tasks(3);
+    let settings = taskchain::Settings {
+        release_freed: Some(count_release),
+        ..Default::default()
+    };
+    // Bytes at hand (a mapped file, a small gzip read whole) free no read buffers.
+    let whole = taskchain::analyze_bytes("t.json", trace.as_bytes(), &settings).unwrap();
+    assert_eq!(RELEASED.load(std::sync::atomic::Ordering::SeqCst), 0);
+    let blocks: Vec<std::io::Result<Vec<u8>>> =
+        trace.as_bytes().chunks(64).map(|c| Ok(c.to_vec())).collect();
+    let streamed =
+        taskchain::internals::analyze_stream("t.json", blocks.into_iter(), &settings).unwrap();
+    assert_eq!(RELEASED.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // The three 60 ms tasks either way.
+    assert_eq!(streamed.long_tasks, 3);
+    assert!(streamed.rows == whole.rows);
+}
