@@ -182,8 +182,8 @@ struct Decoded {
 }
 
 /// All chunks of a profile with samples, placed: `chunks[i]` (moved here, not copied)
-/// starts at its `ts`, which once placed holds the chunk's base (the event's `ts` served
-/// only to order the chunks; a separate column of bases was 8 more bytes a chunk).
+/// starts at its `ts`, which once placed holds the chunk's base: the event's `ts` served
+/// only to order the chunks, and a column of bases beside them would be 8 bytes a chunk.
 #[derive(Debug, Default)]
 pub struct Placement {
     chunks: Vec<ProfileChunk>,
@@ -253,7 +253,7 @@ impl Placement {
             }
             narrow
         });
-        // In chunk order, as the partition that made them gave them before.
+        // In chunk order.
         wide.sort_unstable();
         by_lo.sort_unstable_by_key(|&i| (p.lo(i as usize), i));
         p.widest = by_lo.iter().map(|&i| span(i)).max().unwrap_or_default();
