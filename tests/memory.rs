@@ -253,8 +253,11 @@ fn freed_memory_is_offered_back_once_after_a_streams_scan_and_not_for_bytes() {
     // Bytes at hand (a mapped file, a small gzip read whole) free no read buffers.
     let whole = taskchain::analyze_bytes("t.json", trace.as_bytes(), &settings).unwrap();
     assert_eq!(RELEASED.load(std::sync::atomic::Ordering::SeqCst), 0);
-    let blocks: Vec<std::io::Result<Vec<u8>>> =
-        trace.as_bytes().chunks(64).map(|c| Ok(c.to_vec())).collect();
+    let blocks: Vec<std::io::Result<Vec<u8>>> = trace
+        .as_bytes()
+        .chunks(64)
+        .map(|c| Ok(c.to_vec()))
+        .collect();
     let streamed =
         taskchain::internals::analyze_stream("t.json", blocks.into_iter(), &settings).unwrap();
     assert_eq!(RELEASED.load(std::sync::atomic::Ordering::SeqCst), 1);
