@@ -213,17 +213,11 @@ pub(crate) fn plain_int(tok: &[u8]) -> Option<i64> {
             let last = u64::from_le_bytes(tail.try_into().ok()?);
             word_value(first, head.len())? * 100_000_000 + word_value(last, 8)?
         }
-        // 1–3 and 17–18 one by one.
-        _ => {
-            let mut v: i64 = 0;
-            for &c in digits {
-                if !c.is_ascii_digit() {
-                    return None;
-                }
-                v = v * 10 + (c - b'0') as i64;
-            }
-            v
-        }
+        // 1–3 and 17–18 one by one (18 digits do not wrap).
+        n => match slow_digits(digits, 0) {
+            (v, count) if count == n => v,
+            _ => return None,
+        },
     };
     Some(if neg { -v } else { v })
 }
