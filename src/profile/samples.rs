@@ -236,7 +236,8 @@ impl Placement {
         // Wide: over 16 times the median span and over 1 ms. The median is the element a
         // sort would put in the middle, found without sorting, in the index list that
         // becomes `by_lo` (no column of spans: a chunk's is a few loads away).
-        let mut by_lo: Vec<u32> = (0..p.chunks.len() as u32).collect();
+        let n = p.chunks.len() as u32;
+        let mut by_lo: Vec<u32> = (0..n).collect();
         let mid = by_lo.len() / 2;
         let median = if by_lo.is_empty() {
             TimeDelta::ZERO
@@ -245,16 +246,18 @@ impl Placement {
         };
         let limit = TimeDelta::from_nanos(median.as_nanos().saturating_mul(16))
             .max(TimeDelta::from_micros(1000));
+        // The selection left the list shuffled: it is filled again in chunk order, so that
+        // `wide` is in chunk order and `by_lo` already sorted when, as in Chrome's traces,
+        // the chunks' earliest times grow in profile order (the sort then only checks).
+        by_lo.clear();
         let mut wide = Vec::new();
-        by_lo.retain(|&i| {
+        by_lo.extend((0..n).filter(|&i| {
             let narrow = span(i) <= limit;
             if !narrow {
                 wide.push(i);
             }
             narrow
-        });
-        // In chunk order.
-        wide.sort_unstable();
+        }));
         by_lo.sort_unstable_by_key(|&i| (p.lo(i as usize), i));
         p.widest = by_lo.iter().map(|&i| span(i)).max().unwrap_or_default();
         p.by_lo = by_lo;
