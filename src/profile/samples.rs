@@ -234,20 +234,22 @@ impl Placement {
         };
         let span = |i: u32| p.hi(i as usize).since(p.lo(i as usize));
         // Wide: over 16 times the median span and over 1 ms. The median is the element a
-        // sort would put in the middle, found without sorting, in the index list that
-        // becomes `by_lo` (no column of spans: a chunk's is a few loads away).
+        // sort would put in the middle, found without sorting in a list of the spans in
+        // nanoseconds, held in 32 bits (past 4.3 s a span counts as 4.3 s: the split only
+        // decides how chunks are looked up, never which ones meet a window). That list's
+        // room then holds `by_lo`, so no column beside the chunks is added.
         let n = p.chunks.len() as u32;
-        let mut by_lo: Vec<u32> = (0..n).collect();
+        let mut by_lo: Vec<u32> = (0..n)
+            .map(|i| u32::try_from(span(i).as_nanos()).unwrap_or(u32::MAX))
+            .collect();
         let mid = by_lo.len() / 2;
-        let median = if by_lo.is_empty() {
-            TimeDelta::ZERO
-        } else {
-            span(*by_lo.select_nth_unstable_by_key(mid, |&i| span(i)).1)
+        let median = match by_lo.is_empty() {
+            true => TimeDelta::ZERO,
+            false => TimeDelta::from_nanos(i64::from(*by_lo.select_nth_unstable(mid).1)),
         };
         let limit = TimeDelta::from_nanos(median.as_nanos().saturating_mul(16))
             .max(TimeDelta::from_micros(1000));
-        // The selection left the list shuffled: it is filled again in chunk order, so that
-        // `wide` is in chunk order and `by_lo` already sorted when, as in Chrome's traces,
+        // In chunk order: `wide` so, and `by_lo` already sorted when, as in Chrome's traces,
         // the chunks' earliest times grow in profile order (the sort then only checks).
         by_lo.clear();
         let mut wide = Vec::new();
@@ -737,6 +739,48 @@ mod tests {
         );
         // 110 back to 106.
         assert_eq!(w.reordered, [(t(106), t(110))]);
+    }
+
+    #[test]
+    fn the_chunks_meeting_a_window_are_those_whose_span_meets_it_however_wide() {
+        // Chunks of ~100 µs, a few far wider (one over 4.3 s, past the 32-bit spans the
+        // median is taken from), and negative deltas that put a chunk's earliest sample
+        // before the one of the chunk ahead of it.
+        let mut deltas: Vec<Vec<i64>> = Vec::new();
+        for k in 0..400i64 {
+            deltas.push(match k {
+                37 => vec![10, 5_000_000, 10],
+                120 => vec![50, 2_000, 40],
+                121 => vec![-900, 30, 30],
+                250 => vec![3, -250, 500, 7],
+                300 => vec![20, 200_000, -150_000, 15],
+                _ => vec![30 + k % 7, 40, 30 - k % 5],
+            });
+        }
+        let p = Placement::new(
+            Timestamp::from_micros(1_000),
+            deltas.iter().map(|d| arrays(d)).collect(),
+            PackedStore::default(),
+        );
+        assert!(!p.wide.is_empty(), "some chunks are wide");
+        let (lo, hi) = p.bounds().unwrap();
+        let (lo, hi) = (lo.as_nanos() / 1000, hi.as_nanos() / 1000);
+        let mut checked = 0;
+        for start in (lo - 300..hi + 300).step_by(997) {
+            for len in [1, 50, 400, 20_000, 6_000_000] {
+                let (s, e) = (
+                    Timestamp::from_micros(start),
+                    Timestamp::from_micros(start + len),
+                );
+                // By definition: every chunk with a sample time in [s, e] reach, in order.
+                let expected: Vec<usize> = (0..p.chunks.len())
+                    .filter(|&i| p.lo(i) < e && p.hi(i) >= s)
+                    .collect();
+                assert_eq!(p.meeting(s, e), expected, "window [{start}, +{len}) µs");
+                checked += 1;
+            }
+        }
+        assert!(checked > 1000);
     }
 
     /// A window's rows as (µs, stack index).
