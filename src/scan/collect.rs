@@ -805,6 +805,22 @@ impl Collector {
         self.commits.extend(commit);
     }
 
+    /// Makes room for what the `later` collectors hold (each profile's chunks and nodes,
+    /// the entry points), for profiles this one has: merging them in then moves each
+    /// record once, instead of again at every growth of the merged lists (a 1 GB trace's
+    /// chunk list is ~56 MB, built from ~60 ranges).
+    pub(crate) fn reserve_for<'c>(&mut self, later: impl Iterator<Item = &'c Collector> + Clone) {
+        for (key, data) in self.t.profile_data.iter_mut() {
+            let of_key = later.clone().filter_map(|c| c.t.profile_data.get(key));
+            let (chunks, nodes) =
+                of_key.fold((0, 0), |(c, n), d| (c + d.chunks.len(), n + d.nodes.len()));
+            data.chunks.reserve(chunks);
+            data.nodes.reserve(nodes);
+        }
+        let entry_points = later.map(|c| c.t.entry_points.len()).sum();
+        self.t.entry_points.reserve(entry_points);
+    }
+
     /// Adds what `later` collected from the part of the file after this one's.
     pub fn merge(&mut self, later: Collector) {
         let t = later.t;

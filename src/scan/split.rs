@@ -110,19 +110,20 @@ where
         let w = walk_advised(&mut c, from, until);
         (c, w)
     };
-    let results: Vec<(Collector, Walked)> = (0..bounds.len())
+    let mut results: Vec<Option<(Collector, Walked)>> = (0..bounds.len())
         .into_par_iter()
         .map(|k| {
             let r = walk_range(bounds[k], k);
             report(bounds.get(k + 1).copied().unwrap_or(b.len()) - bounds[k]);
-            r
+            Some(r)
         })
         .collect();
 
     let mut merged: Option<Collector> = None;
     let mut total = Walked::at(start);
     let mut pos = start;
-    for (k, result) in results.into_iter().enumerate() {
+    for k in 0..results.len() {
+        let result = results[k].take().expect("each range is taken once");
         // A guess that the walk before it did not land on: walk the range again.
         let (c, mut w) = if bounds[k] == pos {
             result
@@ -131,10 +132,14 @@ where
         };
         let end = std::mem::replace(&mut w.end, RangeEnd::Reached(0));
         total.extend(w);
-        match &mut merged {
-            None => merged = Some(c),
-            Some(m) => m.merge(c),
-        }
+        let m = match &mut merged {
+            None => merged.insert(c),
+            Some(m) => {
+                m.merge(c);
+                m
+            }
+        };
+        m.reserve_for(results[k + 1..].iter().flatten().map(|(c, _)| c));
         match end {
             RangeEnd::Reached(p) => pos = p,
             end @ RangeEnd::Ended(_) => {
