@@ -249,8 +249,9 @@ impl Placement {
         };
         let limit = TimeDelta::from_nanos(median.as_nanos().saturating_mul(16))
             .max(TimeDelta::from_micros(1000));
-        // In chunk order: `wide` so, and `by_lo` already sorted when, as in Chrome's traces,
-        // the chunks' earliest times grow in profile order (the sort then only checks).
+        // Both lists are filled in chunk order: `wide` stays so, and `by_lo` is already
+        // sorted when, as in Chrome's traces, the chunks' earliest times grow in profile
+        // order (the sort then only checks it).
         by_lo.clear();
         let mut wide = Vec::new();
         by_lo.extend((0..n).filter(|&i| {
@@ -772,7 +773,8 @@ mod tests {
                     Timestamp::from_micros(start),
                     Timestamp::from_micros(start + len),
                 );
-                // By definition: every chunk with a sample time in [s, e] reach, in order.
+                // By definition: every chunk whose span [lo, hi] meets [s, e), in chunk
+                // order.
                 let expected: Vec<usize> = (0..p.chunks.len())
                     .filter(|&i| p.lo(i) < e && p.hi(i) >= s)
                     .collect();
