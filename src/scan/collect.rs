@@ -126,6 +126,45 @@ struct MainFrameCommit {
     url: Option<String>,
 }
 
+/// What the parts of one parallel scan hold together (chunks and nodes by profile, entry
+/// points), counted before they are merged, so that the merged lists are made the size
+/// they end at ([`Collector::make_room`]). Only profiles with at least
+/// [`MergedSizes::LARGE`] chunks in some part are counted: growing a short list costs
+/// little, and a trace of many small profiles then costs no count of each.
+#[derive(Debug, Default)]
+pub(crate) struct MergedSizes {
+    profiles: crate::vocab::FastMap<ProfileKey, (usize, usize)>,
+    entry_points: usize,
+}
+
+impl MergedSizes {
+    /// Chunks of one profile in one part from which the profile's lists are counted.
+    const LARGE: usize = 1024;
+
+    /// The sums over `parts`.
+    pub(crate) fn of<'c>(parts: impl Iterator<Item = &'c Collector> + Clone) -> MergedSizes {
+        let mut sizes = MergedSizes::default();
+        for c in parts.clone() {
+            for (key, data) in &c.t.profile_data {
+                if data.chunks.len() >= Self::LARGE {
+                    sizes.profiles.entry(key.clone()).or_default();
+                }
+            }
+            sizes.entry_points += c.t.entry_points.len();
+        }
+        if !sizes.profiles.is_empty() {
+            for c in parts {
+                for (key, data) in &c.t.profile_data {
+                    if let Some(n) = sizes.profiles.get_mut(key) {
+                        *n = (n.0 + data.chunks.len(), n.1 + data.nodes.len());
+                    }
+                }
+            }
+        }
+        sizes
+    }
+}
+
 /// Collects the events that matter from a stream of [`TraceEvent`]s.
 #[derive(Default)]
 pub struct Collector {
@@ -805,24 +844,27 @@ impl Collector {
         self.commits.extend(commit);
     }
 
-    /// Makes room for what the `later` collectors hold (each profile's chunks and nodes,
-    /// the entry points), for profiles this one has: merging them in then moves each
-    /// record once, instead of again at every growth of the merged lists (a 1 GB trace's
-    /// chunk list is ~56 MB, built from ~60 ranges).
-    pub(crate) fn reserve_for<'c>(&mut self, later: impl Iterator<Item = &'c Collector> + Clone) {
+    /// Makes this collector's lists (each profile's chunks and nodes, the entry points) the
+    /// size `sizes` says they end at, so that merging the later parts in moves each record
+    /// once rather than at every growth of the merged lists (a 1 GB trace's chunk list is
+    /// ~56 MB, built from ~60 ranges). For the first part; [`Collector::merge_sized`] does
+    /// the same for each profile met later.
+    pub(crate) fn make_room(&mut self, sizes: &MergedSizes) {
         for (key, data) in self.t.profile_data.iter_mut() {
-            let of_key = later.clone().filter_map(|c| c.t.profile_data.get(key));
-            let (chunks, nodes) =
-                of_key.fold((0, 0), |(c, n), d| (c + d.chunks.len(), n + d.nodes.len()));
-            data.chunks.reserve(chunks);
-            data.nodes.reserve(nodes);
+            data.make_room(sizes.profiles.get(key).copied());
         }
-        let entry_points = later.map(|c| c.t.entry_points.len()).sum();
-        self.t.entry_points.reserve(entry_points);
+        let more = sizes.entry_points.saturating_sub(self.t.entry_points.len());
+        self.t.entry_points.reserve(more);
     }
 
     /// Adds what `later` collected from the part of the file after this one's.
     pub fn merge(&mut self, later: Collector) {
+        self.merge_sized(later, None);
+    }
+
+    /// [`Collector::merge`], making each profile's lists the size `sizes` says they end
+    /// at when they are merged (see [`Collector::make_room`]).
+    pub(crate) fn merge_sized(&mut self, later: Collector, sizes: Option<&MergedSizes>) {
         let t = later.t;
         self.t.thread_names.extend(t.thread_names);
         self.t.task_marks.append(t.task_marks);
@@ -830,11 +872,14 @@ impl Collector {
         self.t.timer_installs.extend(t.timer_installs);
         self.t.profiles.extend(t.profiles);
         for (key, data) in t.profile_data {
+            let room = sizes.and_then(|s| s.profiles.get(&key).copied());
             match self.t.profile_data.entry(key) {
-                std::collections::hash_map::Entry::Occupied(mut e) => e.get_mut().append(data),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(data);
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let merged = e.into_mut();
+                    merged.make_room(room);
+                    merged.append(data);
                 }
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(data).make_room(room),
             }
         }
         self.t.cpu_profiles.extend(t.cpu_profiles);
@@ -1542,6 +1587,48 @@ mod tests {
         assert_eq!(nodes[0].call_frame.line_number, -1);
         // Metadata does not count for the trace's first ts.
         assert_eq!(t.first_ts, Some(Timestamp::from_micros(1004)));
+    }
+
+    #[test]
+    fn merged_sizes_count_the_profiles_large_in_some_part_and_change_no_merge() {
+        // Part one: 1,100 chunks of profile 0x1, 3 of 0x2, 2 entry points; part two: 500
+        // of 0x1, 2 of 0x2, 1 entry point.
+        let part = |big: usize, small: usize, calls: usize| {
+            let mut c = Collector::default();
+            let mut events = Vec::new();
+            for (id, n) in [("0x1", big), ("0x2", small)] {
+                for k in 0..n {
+                    events.push(format!(
+                        r#"{{"args":{{"data":{{"cpuProfile":{{"samples":[7]}},"timeDeltas":[10]}}}},"id":"{id}","name":"ProfileChunk","ph":"P","pid":1,"tid":1,"ts":{k}}}"#
+                    ));
+                }
+            }
+            for k in 0..calls {
+                events.push(format!(
+                    r#"{{"args":{{"data":{{"functionName":"f"}}}},"name":"FunctionCall","ph":"X","pid":1,"tid":1,"ts":{k},"dur":5}}"#
+                ));
+            }
+            for e in &events {
+                c.event(&TraceEvent::parse(e.as_bytes(), 0, 0).unwrap().0);
+            }
+            c
+        };
+        let (one, two) = (part(1100, 3, 2), part(500, 2, 1));
+        let sizes = MergedSizes::of([&one, &two].into_iter());
+        let key = |id: &str| (Pid(1), ProfileId(id.into()));
+        assert_eq!(sizes.profiles.get(&key("0x1")), Some(&(1600, 0)));
+        assert_eq!(sizes.profiles.get(&key("0x2")), None);
+        assert_eq!(sizes.entry_points, 3);
+        let mut sized = part(1100, 3, 2);
+        sized.make_room(&sizes);
+        sized.merge_sized(two, Some(&sizes));
+        let mut plain = one;
+        plain.merge(part(500, 2, 1));
+        let (sized, plain) = (sized.finish(), plain.finish());
+        assert_eq!(sized.profile_data[&key("0x1")].chunks.len(), 1600);
+        assert_eq!(sized.profile_data, plain.profile_data);
+        assert_eq!(sized.entry_points.len(), 3);
+        assert_eq!(sized.entry_points, plain.entry_points);
     }
 
     #[test]

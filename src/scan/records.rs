@@ -710,6 +710,15 @@ impl PartialEq for ProfileData {
 impl Eq for ProfileData {}
 
 impl ProfileData {
+    /// Makes room for `(chunks, nodes)` in all, when known (a parallel scan's merge).
+    pub(crate) fn make_room(&mut self, all: Option<(usize, usize)>) {
+        if let Some((chunks, nodes)) = all {
+            self.chunks
+                .reserve(chunks.saturating_sub(self.chunks.len()));
+            self.nodes.reserve(nodes.saturating_sub(self.nodes.len()));
+        }
+    }
+
     /// Appends what a later part of the file collected for the same profile.
     pub fn append(&mut self, later: ProfileData) {
         let shift = self.store.append(later.store);

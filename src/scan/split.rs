@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use memchr::memchr;
 use rayon::prelude::*;
 
+use super::collect::MergedSizes;
 use super::event::{Phase, TraceEvent};
 use super::{Collector, RangeEnd, Walked, walk};
 use crate::input::pages::Pages;
@@ -110,20 +111,20 @@ where
         let w = walk_advised(&mut c, from, until);
         (c, w)
     };
-    let mut results: Vec<Option<(Collector, Walked)>> = (0..bounds.len())
+    let results: Vec<(Collector, Walked)> = (0..bounds.len())
         .into_par_iter()
         .map(|k| {
             let r = walk_range(bounds[k], k);
             report(bounds.get(k + 1).copied().unwrap_or(b.len()) - bounds[k]);
-            Some(r)
+            r
         })
         .collect();
 
+    let sizes = MergedSizes::of(results.iter().map(|(c, _)| c));
     let mut merged: Option<Collector> = None;
     let mut total = Walked::at(start);
     let mut pos = start;
-    for k in 0..results.len() {
-        let result = results[k].take().expect("each range is taken once");
+    for (k, result) in results.into_iter().enumerate() {
         // A guess that the walk before it did not land on: walk the range again.
         let (c, mut w) = if bounds[k] == pos {
             result
@@ -132,14 +133,10 @@ where
         };
         let end = std::mem::replace(&mut w.end, RangeEnd::Reached(0));
         total.extend(w);
-        let m = match &mut merged {
-            None => merged.insert(c),
-            Some(m) => {
-                m.merge(c);
-                m
-            }
-        };
-        m.reserve_for(results[k + 1..].iter().flatten().map(|(c, _)| c));
+        match &mut merged {
+            None => merged.insert(c).make_room(&sizes),
+            Some(m) => m.merge_sized(c, Some(&sizes)),
+        }
         match end {
             RangeEnd::Reached(p) => pos = p,
             end @ RangeEnd::Ended(_) => {
