@@ -243,9 +243,10 @@ impl Placement {
             .map(|i| u32::try_from(span(i).as_nanos()).unwrap_or(u32::MAX))
             .collect();
         let mid = by_lo.len() / 2;
-        let median = match by_lo.is_empty() {
-            true => TimeDelta::ZERO,
-            false => TimeDelta::from_nanos(i64::from(*by_lo.select_nth_unstable(mid).1)),
+        let median = if by_lo.is_empty() {
+            TimeDelta::ZERO
+        } else {
+            TimeDelta::from_nanos(i64::from(*by_lo.select_nth_unstable(mid).1))
         };
         let limit = TimeDelta::from_nanos(median.as_nanos().saturating_mul(16))
             .max(TimeDelta::from_micros(1000));
