@@ -20,7 +20,8 @@
 //   inp               INP per navigation from the INPBreakdown insight of each insight set
 //                     (interactions sorted by duration, index min(9, floor(n / 50)));
 //   long_tasks        the engine's LONG_TASK warnings (RunTask over 50 ms, worker threads left out);
-//   animation_frames  the AnimationFrames handler's frames (begin/end pairs per thread);
+//   long_animation_frames  the AnimationFrames handler's frames (AnimationFrame b/e paired per
+//                     thread in time order) over 50 ms, with their animation_frame_timing_info;
 //   forced_reflow     the ForcedReflow insight's bottom-up functions per insight set.
 // Times: ts in µs on the trace clock, *_ms in milliseconds. Exit 1 when any trace failed (its
 // output then says engine_failed with the error), 2 on bad usage.
@@ -33,6 +34,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const engineDir = path.join(here, 'devtools-engine', 'node_modules', '@paulirish', 'trace_engine');
 const MAX_TRACE_BYTES = 2 ** 31;
+// A long animation frame: over 50 ms (the LoAF API's threshold, as for long tasks).
+const LONG_FRAME_US = 50_000;
 
 function usage(msg) {
   if (msg) console.error(`devtools-interactions: ${msg}`);
@@ -153,7 +156,7 @@ async function analyze(Trace, file) {
   const longTasks = (data.Warnings.perWarning.get('LONG_TASK') ?? []).map((t) => ({
     pid: t.pid, tid: t.tid, ts: t.ts, dur: t.dur, dur_ms: ms(t.dur),
   })).sort((a, b) => a.ts - b.ts);
-  const frames = (data.AnimationFrames?.animationFrames ?? []).map((f) => {
+  const frames = (await animationFrames(Trace, events)).map((f) => {
     const info = f.args?.data?.beginEvent?.args?.animation_frame_timing_info ?? {};
     return {
       pid: f.pid, tid: f.tid, ts: f.ts, dur: f.dur, dur_ms: ms(f.dur),
@@ -161,6 +164,7 @@ async function analyze(Trace, file) {
       num_scripts: info.num_scripts ?? null,
     };
   }).sort((a, b) => a.ts - b.ts);
+  const longFrames = frames.filter((f) => f.dur > LONG_FRAME_US);
 
   return {
     tool: 'devtools_interactions',
@@ -171,6 +175,7 @@ async function analyze(Trace, file) {
     counts: {
       interaction_events: UI.interactionEvents.length, kept_after_nesting: kept.length,
       interaction_ids: longestById.size, long_tasks: longTasks.length, animation_frames: frames.length,
+      long_animation_frames: longFrames.length,
     },
     inp: {
       rule: 'interactions (longest kept event per interactionId) sorted by dur, longest first; INP = index min(9, floor(n/50)), per insight set (navigation)',
@@ -183,9 +188,21 @@ async function analyze(Trace, file) {
     kept_events: kept.map((e) => ({ ...eventRow(e), category: category(e) })),
     all_interaction_events: UI.interactionEvents.map((e) => ({ ...eventRow(e), category: category(e), kept: keptSet.has(e) })),
     long_tasks: longTasks,
-    animation_frames: frames,
+    long_animation_frames: longFrames,
     forced_reflow: sets.map((s) => ({ insight_set: s.id, functions: s.forced_reflow })),
   };
+}
+
+// The AnimationFrames handler: its reset() turns it off again whatever the model's config said
+// (0.0.65), so it is run here on its own, after the model's parse made the synthetic event
+// manager it registers frames with.
+async function animationFrames(Trace, events) {
+  const h = Trace.Handlers.ModelHandlers.AnimationFrames;
+  h.reset();
+  h.handleUserConfig({ ...Trace.Types.Configuration.defaults(), enableAnimationsFrameHandler: true });
+  for (const e of events) h.handleEvent(e);
+  await h.finalize();
+  return h.data().animationFrames;
 }
 
 let pkg;
