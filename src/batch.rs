@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -21,14 +21,13 @@ use crate::error::Error;
 use crate::gate::{self, Breach};
 use crate::input::{self, InputPath};
 use crate::output::{OutFile, check_outputs};
-use crate::report::FileReport;
-use crate::report::aggregate::{AggregateBy, Aggregator};
-use crate::report::folded::Folded;
-use crate::report::markdown::{FileLine, MarkdownReport};
-use crate::report::parquet::TaskParquet;
-use crate::report::summary::SummaryWriter;
+use crate::report::aggregate::AggregateBy;
+pub(crate) use crate::report::sink::FileOutcome;
+use crate::report::sink::{
+    AggregateSink, FileDone, FoldedSink, MarkdownSink, Out, Sink, SummarySink, TaskSink, Totals,
+};
 use crate::report::text::plural;
-use crate::report::{FileError, Format, ReportRow, TableFormat, csv::CsvWriter, json};
+use crate::report::{FileError, FileReport, Format, ReportRow, TableFormat, json};
 use crate::vocab::DeferredDrop;
 
 /// What to analyse and how: the resolved command line.
@@ -89,22 +88,6 @@ pub struct Outputs {
     pub flamegraph: Option<PathBuf>,
     /// `--markdown`.
     pub markdown: Option<PathBuf>,
-}
-
-/// What became of one input.
-#[derive(Debug)]
-// One per input file, moved once: boxing the report would only add an allocation.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum FileOutcome {
-    /// Read and analysed.
-    Done(FileReport),
-    /// Could not be read or is not a trace (named on the command line).
-    Failed(FileError),
-    /// Found by a folder search but some other kind of JSON: left out, with the reason.
-    Skipped(FileError),
-    /// Not read on purpose ([`Error::LeftOut`]: a second name of a file read already, a
-    /// link out of the folder searched): a note, not counted as a file.
-    LeftOut(FileError),
 }
 
 /// Counts for the one-line summary on stderr.
@@ -415,8 +398,9 @@ pub struct RunOutcome {
     pub breaches: Vec<Breach>,
 }
 
-/// Runs the whole job: opens every output (so a bad path fails before any work), streams
-/// each file's rows to the report as files finish, and writes the extra outputs at the end.
+/// Runs the whole job: opens every output (so a bad path fails before any work), hands
+/// each file's rows and outcome to the outputs' sinks ([`crate::report::sink`]) as files
+/// finish, runs the budgets, and puts the outputs in place once every sink is finished.
 pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     let o = &cfg.outputs;
     let inputs = input::paths::inputs(
@@ -437,78 +421,43 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     for dir in &cfg.output_dirs {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    check_outputs(
-        &[
-            ("-o", Some(cfg.output.as_deref().unwrap_or(Path::new("-")))),
-            ("--summary", o.summary.as_deref()),
-            ("--aggregate", o.aggregate.as_deref()),
-            ("--folded", o.folded.as_deref()),
-            ("--flamegraph", o.flamegraph.as_deref()),
-            ("--markdown", o.markdown.as_deref()),
-        ],
-        &read,
-    )?;
-    let mut report_file = OutFile::open(cfg.output.as_deref(), cfg.create_dirs)?;
-    let report_error = format!("cannot write the report ({})", report_file.name());
-    let open = |p: &Option<PathBuf>| {
-        p.as_deref()
-            .map(|p| OutFile::open(Some(p), cfg.create_dirs))
-            .transpose()
-    };
-    let (mut summary_file, aggregate_file, folded_file, flame_file, markdown_file) = (
-        open(&o.summary)?,
-        open(&o.aggregate)?,
-        open(&o.folded)?,
-        open(&o.flamegraph)?,
-        open(&o.markdown)?,
-    );
-    let summary_error = summary_file
-        .as_ref()
-        .map(|f| format!("cannot write {}", f.name()))
-        .unwrap_or_default();
-
-    let mut aggregate = aggregate_file
-        .as_ref()
-        .map(|_| Aggregator::new(o.aggregate_by, o.chain_key));
-    let mut folded =
-        (folded_file.is_some() || flame_file.is_some()).then(|| Folded::new(o.folded_weight));
-    let mut md = markdown_file.as_ref().map(|_| MarkdownReport::default());
-    // The Markdown's top chains, grouped by chain whatever --aggregate-by says.
-    let mut md_chains = md
-        .as_ref()
-        .map(|_| Aggregator::new(AggregateBy::Chain, o.chain_key));
-    let mut md_owners = md
-        .as_ref()
-        .map(|_| Aggregator::new(AggregateBy::Vendor, o.chain_key));
+    let wanted = [
+        (
+            Output::Report,
+            Some(cfg.output.as_deref().unwrap_or(Path::new("-"))),
+        ),
+        (Output::Summary, o.summary.as_deref()),
+        (Output::Aggregate, o.aggregate.as_deref()),
+        (Output::Folded, o.folded.as_deref()),
+        (Output::Flamegraph, o.flamegraph.as_deref()),
+        (Output::Markdown, o.markdown.as_deref()),
+    ];
+    check_outputs(&wanted.map(|(w, p)| (w.flag(), p)), &read)?;
+    let mut files = Vec::new();
+    for (what, path) in wanted {
+        if let Some(p) = path {
+            files.push((what, OutFile::open(Some(p), cfg.create_dirs)?));
+        }
+    }
     let mut out = RunOutcome::default();
     {
-        // Writers borrow their files until the end of this block.
-        let mut report = ReportWriter::new(
-            cfg.format,
-            report_file.writer(),
-            cfg.report_options.as_ref(),
-        )?;
-        let mut summary = match &mut summary_file {
-            Some(f) => Some(SummaryWriter::new(f.writer(), o.summary_format)?),
-            None => None,
-        };
-
+        // Each output's sink, and what its write errors say; the sinks borrow their files
+        // until the end of this block.
+        let mut sinks = Vec::new();
+        for (what, f) in &mut files {
+            let error = match what {
+                Output::Report => format!("cannot write the report ({})", f.name()),
+                _ => format!("cannot write {}", f.name()),
+            };
+            sinks.push((what.sink(cfg, f.writer())?, error));
+        }
         let handed = |h: Handed| -> anyhow::Result<()> {
             let outcome = match h {
                 Handed::Rows(rows) => {
                     out.summary.attributed +=
                         rows.iter().filter(|r| r.status == ChainStatus::Ok).count();
-                    for r in &rows {
-                        report.row(r).with_context(|| report_error.clone())?;
-                        if let Some(a) = &mut aggregate {
-                            a.add(r);
-                        }
-                        if let Some(a) = &mut md_chains {
-                            a.add(r);
-                        }
-                        if let Some(a) = &mut md_owners {
-                            a.add(r);
-                        }
+                    for (sink, error) in &mut sinks {
+                        sink.rows(&rows).with_context(|| error.clone())?;
                     }
                     return Ok(());
                 }
@@ -516,117 +465,101 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
             };
             let s = &mut out.summary;
             s.files += usize::from(!matches!(outcome, FileOutcome::LeftOut(_)));
-            match outcome {
+            let mut breaches = Vec::new();
+            match &outcome {
                 FileOutcome::Done(rep) => {
-                    if let Some(b) = &rep.broken {
-                        s.failed += 1;
-                        let e = FileError::new(&rep.file, b.clone());
-                        report.error(&e)?;
-                        if let Some(m) = &mut md {
-                            m.failed.push(e.error.clone());
-                        }
-                    }
+                    s.failed += usize::from(rep.broken.is_some());
                     s.long_tasks += rep.long_tasks;
                     s.warnings += if cfg.quiet {
                         0
                     } else {
                         rep.diagnostics.kinds()
                     };
-                    // The rows came before, as they were made.
-                    report.end_file().with_context(|| report_error.clone())?;
-                    if let Some(w) = &mut summary {
-                        w.file(&rep).with_context(|| summary_error.clone())?;
-                    }
-                    if let Some(f) = &mut folded {
-                        f.add(&rep.stacks);
-                    }
-                    let breaches = gate::check(&cfg.budgets, &rep.file, rep.long_tasks, &rep.stats);
+                    breaches = gate::check(&cfg.budgets, &rep.file, rep.long_tasks, &rep.stats);
                     for b in &breaches {
                         eprintln!("taskchain: budget: {b}");
                     }
-                    if let Some(m) = &mut md {
-                        m.lines.push(FileLine {
-                            file: rep.file.clone(),
-                            long_tasks: rep.long_tasks,
-                            blocking_time: rep.stats.blocking_time,
-                            max_task: rep.stats.max_task,
-                        });
-                        m.breaches.extend(breaches.iter().map(|b| b.to_string()));
-                    }
                     s.breaches += breaches.len();
-                    out.breaches.extend(breaches);
                 }
                 FileOutcome::Failed(e) => {
                     s.failed += 1;
                     s.retryable += e.retryable as usize;
-                    report.error(&e)?;
-                    if let Some(w) = &mut summary {
-                        w.failed(&e.file, "error", e.reason())
-                            .with_context(|| summary_error.clone())?;
-                    }
-                    if let Some(m) = &mut md {
-                        m.failed.push(e.error);
-                    }
                 }
-                FileOutcome::Skipped(e) => {
-                    s.skipped += 1;
-                    if let Some(w) = &mut summary {
-                        w.failed(&e.file, "skipped", e.reason())
-                            .with_context(|| summary_error.clone())?;
-                    }
-                }
+                FileOutcome::Skipped(_) => s.skipped += 1,
                 FileOutcome::LeftOut(_) => s.left_out += 1,
+            }
+            let sentences: Vec<String> = breaches.iter().map(|b| b.to_string()).collect();
+            out.breaches.extend(breaches);
+            let done = FileDone {
+                outcome: &outcome,
+                breaches: &sentences,
+            };
+            for (sink, error) in &mut sinks {
+                sink.file_done(&done).with_context(|| error.clone())?;
             }
             Ok(())
         };
         for_each_handed(&inputs, &cfg.analysis, cfg.jobs, cfg.quiet, true, handed)?;
 
-        report.finish().with_context(|| report_error.clone())?;
-        if let Some(w) = summary {
-            w.finish()
-                .and_then(|mut w| w.flush())
-                .with_context(|| summary_error.clone())?;
+        let s = &out.summary;
+        let totals = Totals {
+            files: s.files,
+            long_tasks: s.long_tasks,
+            attributed: s.attributed,
+        };
+        for (sink, error) in sinks {
+            sink.finish(&totals).with_context(|| error.clone())?;
         }
     }
-    report_file.commit()?;
-    if let Some(f) = summary_file {
+    for (_, f) in files {
         f.commit()?;
     }
-    if let (Some(a), Some(f)) = (&mut aggregate, aggregate_file) {
-        match o.aggregate_format {
-            TableFormat::Csv => f.fill(|w| a.write(w))?,
-            TableFormat::Parquet => {
-                let rows = a.rows();
-                f.fill(|w| crate::report::parquet::write_aggregate(w, a.by(), &rows))?
-            }
-        }
-    }
-    if let Some(fo) = &folded {
-        if let Some(f) = folded_file {
-            f.fill(|w| fo.write(w))?;
-        }
-        if let Some(f) = flame_file {
-            let title = format!(
-                "taskchain: samples inside {} long tasks of {}",
-                out.summary.long_tasks,
-                plural(out.summary.files, "file", "files")
-            );
-            f.fill(|w| fo.flamegraph(&title, w))?;
-        }
-    }
-    if let (Some(mut m), Some(f)) = (md, markdown_file) {
-        m.files = out.summary.files;
-        m.long_tasks = out.summary.long_tasks;
-        m.attributed = out.summary.attributed;
-        if let Some(a) = &mut md_chains {
-            m.top_chains = a.top(10);
-        }
-        if let Some(a) = &md_owners {
-            m.owners = a.owners();
-        }
-        f.fill(|mut w| m.write(&mut w))?;
-    }
     Ok(out)
+}
+
+/// The outputs a batch can write, in the order they are put in place.
+#[derive(Clone, Copy)]
+enum Output {
+    Report,
+    Summary,
+    Aggregate,
+    Folded,
+    Flamegraph,
+    Markdown,
+}
+
+impl Output {
+    /// The option that names it.
+    fn flag(self) -> &'static str {
+        match self {
+            Output::Report => "-o",
+            Output::Summary => "--summary",
+            Output::Aggregate => "--aggregate",
+            Output::Folded => "--folded",
+            Output::Flamegraph => "--flamegraph",
+            Output::Markdown => "--markdown",
+        }
+    }
+
+    /// Its sink, writing to `out`.
+    fn sink<'a>(self, cfg: &Config, out: Out<'a>) -> std::io::Result<Box<dyn Sink + 'a>> {
+        let o = &cfg.outputs;
+        Ok(match self {
+            Output::Report => {
+                Box::new(TaskSink::new(cfg.format, out, cfg.report_options.as_ref())?)
+            }
+            Output::Summary => Box::new(SummarySink::new(out, o.summary_format)?),
+            Output::Aggregate => Box::new(AggregateSink::new(
+                o.aggregate_by,
+                o.chain_key,
+                o.aggregate_format,
+                out,
+            )),
+            Output::Folded => Box::new(FoldedSink::new(o.folded_weight, false, out)),
+            Output::Flamegraph => Box::new(FoldedSink::new(o.folded_weight, true, out)),
+            Output::Markdown => Box::new(MarkdownSink::new(o.chain_key, out)),
+        })
+    }
 }
 
 /// Analyses every input and keeps the reports (for `compare` and tests; a batch streams).
@@ -679,81 +612,4 @@ pub struct BatchResult {
     pub errors: Vec<FileError>,
     /// Counts.
     pub summary: BatchSummary,
-}
-
-/// The main report, written row by row.
-pub(crate) enum ReportWriter<'a> {
-    /// CSV.
-    Csv(Box<CsvWriter<BufWriter<Box<dyn Write + 'a>>>>),
-    /// `{"tasks": [...], "errors": [...]}`: tasks streamed, errors kept for the end.
-    Json(
-        json::JsonWriter<BufWriter<Box<dyn Write + 'a>>>,
-        Vec<FileError>,
-    ),
-    /// One object per line; errors kept for the end.
-    Ndjson(BufWriter<Box<dyn Write + 'a>>, Vec<FileError>),
-    /// Parquet: a batch per input file.
-    Parquet(Box<TaskParquet<BufWriter<Box<dyn Write + 'a>>>>),
-}
-
-impl<'a> ReportWriter<'a> {
-    /// Starts a report; JSON names `options` at its head when given.
-    pub(crate) fn new(
-        format: Format,
-        out: Box<dyn Write + 'a>,
-        options: Option<&json::ReportOptions>,
-    ) -> std::io::Result<Self> {
-        let out = BufWriter::with_capacity(1 << 16, out);
-        Ok(match format {
-            Format::Csv => ReportWriter::Csv(Box::new(CsvWriter::new(out)?)),
-            Format::Json => ReportWriter::Json(json::JsonWriter::new(out, options)?, Vec::new()),
-            Format::Ndjson => ReportWriter::Ndjson(out, Vec::new()),
-            Format::Parquet => ReportWriter::Parquet(Box::new(TaskParquet::new(out)?)),
-        })
-    }
-
-    /// Writes one row.
-    pub(crate) fn row(&mut self, r: &ReportRow) -> std::io::Result<()> {
-        match self {
-            ReportWriter::Csv(w) => w.row(r),
-            ReportWriter::Json(w, _) => w.task(r),
-            ReportWriter::Ndjson(w, _) => json::write_task_line(w, r),
-            ReportWriter::Parquet(w) => w.row(r),
-        }
-    }
-
-    /// Ends one input file's rows (Parquet writes them as one batch).
-    pub(crate) fn end_file(&mut self) -> std::io::Result<()> {
-        match self {
-            ReportWriter::Parquet(w) => w.end_file(),
-            _ => Ok(()),
-        }
-    }
-
-    /// Notes a failed file (CSV and Parquet have no place for it: stderr and the summary
-    /// tell).
-    pub(crate) fn error(&mut self, e: &FileError) -> std::io::Result<()> {
-        match self {
-            ReportWriter::Csv(_) | ReportWriter::Parquet(_) => {}
-            ReportWriter::Json(_, errors) | ReportWriter::Ndjson(_, errors) => {
-                errors.push(e.clone())
-            }
-        }
-        Ok(())
-    }
-
-    /// Ends the report and flushes.
-    pub(crate) fn finish(self) -> std::io::Result<()> {
-        match self {
-            ReportWriter::Csv(w) => w.finish()?.flush(),
-            ReportWriter::Parquet(w) => w.finish()?.flush(),
-            ReportWriter::Json(w, errors) => w.finish(&errors)?.flush(),
-            ReportWriter::Ndjson(mut w, errors) => {
-                for e in &errors {
-                    json::write_error_line(&mut w, e)?;
-                }
-                w.flush()
-            }
-        }
-    }
 }

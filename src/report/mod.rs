@@ -11,6 +11,8 @@ pub mod folded;
 pub mod json;
 pub mod markdown;
 pub mod parquet;
+#[cfg(feature = "cli")]
+pub(crate) mod sink;
 pub mod summary;
 pub(crate) mod text;
 
