@@ -13,6 +13,7 @@ cut from the real traces of ../shared/traces and samples/:
   consecutive events, one a line.
 - number_arrays: `samples` and `timeDeltas` arrays of real chunks.
 - node_reads: `cpuProfile.nodes` arrays of real chunks, as Chrome wrote them.
+- proto_packets: the first whole packets (up to 64 KB) of the Perfetto protobuf samples.
 
 Usage (from the repository root): python3 fuzz/seeds.py [SHARED_TRACES_DIR]
 Then: scripts/fuzz.sh TARGET SECONDS
@@ -185,4 +186,25 @@ for path in sorted(glob.glob("samples/*/trace.cpuprofile") + glob.glob("samples/
     for target in ("pipeline", "split", "gzip_stream"):
         write(target, f"{base}-0", b"\x00" + data)
     counts["field_readers"] = counts.get("field_readers", 0) + 1
+# Perfetto protobuf traces: the first 64 KB of each sample's packets (whole packets only),
+# after control bytes 0 and 1.
+for path in sorted(glob.glob("samples/*/trace.pftrace*")):
+    raw = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
+    end = i = 0
+    while i < len(raw):
+        j = i + 1
+        n = shift = 0
+        while j < len(raw):
+            n |= (raw[j] & 0x7F) << shift
+            shift += 7
+            j += 1
+            if raw[j - 1] < 0x80:
+                break
+        if j + n > LIMIT - 1 or j + n > len(raw):
+            break
+        i = end = j + n
+    base = os.path.basename(os.path.dirname(path))
+    for knobs in (0, 1):
+        write("proto_packets", f"{base}-{knobs}", bytes([knobs]) + raw[:end])
+    counts["proto_packets"] = counts.get("proto_packets", 0) + 2
 print(", ".join(f"{n} seeds in fuzz/corpus/{t}" for t, n in sorted(counts.items())))

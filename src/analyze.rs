@@ -269,6 +269,16 @@ fn analyze_whole(
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
     let read_once = &|| pages.done_with(bytes);
+    // A Perfetto protobuf trace, whatever its name.
+    if scan::proto::sniff(bytes, true) == scan::proto::Sniff::Proto {
+        let timer = Timer::start(file, s.stage_done.as_ref());
+        let trace = scan::proto::scan_bytes(bytes);
+        if let Some(p) = &s.progress {
+            p.fetch_add(bytes.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        }
+        timer.lap("scan");
+        return analyze_scanned(file, trace, timer, s, later);
+    }
     // UTF-16 (PowerShell's `>`): read as the same text in UTF-8.
     if let Some(utf8) = input::encoding::transcode(bytes, input::encoding::sniff(bytes)) {
         read_once();
@@ -331,6 +341,47 @@ pub(crate) fn analyze_stream_deferring(
     later: &mut DeferredDrop,
 ) -> Result<FileReport, AnalyzeError> {
     let timer = Timer::start(file, s.stage_done.as_ref());
+    // The first bytes tell a Perfetto protobuf trace (plain or gzip) from JSON.
+    let mut source = source;
+    let mut head = Vec::new();
+    let mut more = true;
+    let mut early_error = None;
+    while more {
+        match source.append_to(&mut head) {
+            Ok(m) => more = m,
+            Err(e) => {
+                early_error = Some(e);
+                more = false;
+            }
+        }
+        if scan::proto::sniff(&head, !more) != scan::proto::Sniff::NeedMore {
+            break;
+        }
+    }
+    if scan::proto::sniff(&head, !more) == scan::proto::Sniff::Proto {
+        let (trace, stream_error) = match early_error {
+            Some(e) => {
+                let (t, _) = scan::proto::scan_stream(head, false, &mut source);
+                (t, Some(e))
+            }
+            None => scan::proto::scan_stream(head, more, &mut source),
+        };
+        timer.lap("scan");
+        if let Some(release) = s.release_freed {
+            release();
+        }
+        let mut rep = analyze_scanned(file, trace, timer, s, later)?;
+        if let Some(e) = stream_error {
+            note_stream_error(&mut rep, &e);
+        }
+        return Ok(rep);
+    }
+    let source = Prefixed {
+        head: Some(head),
+        more,
+        error: early_error,
+        inner: source,
+    };
     let mut source = input::encoding::Decoded::new(source);
     let (trace, stream_error) = match scan::stream::scan_blocks(&mut source) {
         Ok(r) => r,
@@ -363,17 +414,91 @@ pub(crate) fn analyze_stream_deferring(
         rep.diagnostics.add(UTF16_READ, 1);
     }
     if let Some(e) = stream_error {
-        rep.diagnostics
-            .note(if matches!(GzipError::of(&e), Some(GzipError::Checksum)) {
-                format!("gzip checksum mismatch ({e}): the data is corrupt, its rows may be wrong")
-            } else {
-                format!(
-                    "gzip stream broken ({e}) after {} events; the part before it was used",
-                    rep.events
-                )
-            });
+        note_stream_error(&mut rep, &e);
     }
     Ok(rep)
+}
+
+/// The warning of a stream that broke after some data (which was used).
+fn note_stream_error(rep: &mut FileReport, e: &std::io::Error) {
+    rep.diagnostics
+        .note(if matches!(GzipError::of(e), Some(GzipError::Checksum)) {
+            format!("gzip checksum mismatch ({e}): the data is corrupt, its rows may be wrong")
+        } else {
+            format!(
+                "gzip stream broken ({e}) after {} events; the part before it was used",
+                rep.events
+            )
+        });
+}
+
+/// A scanned trace whose sample arrays were read during the scan (a protobuf trace):
+/// profiles, tasks and chains → the file's report.
+fn analyze_scanned(
+    file: &str,
+    trace: scan::ScannedTrace,
+    timer: Timer<'_>,
+    s: &Settings,
+    later: &mut DeferredDrop,
+) -> Result<FileReport, AnalyzeError> {
+    let rec = reader::trace::read(trace, None, s.scope, s.threshold, s.tasks.is_some(), later)?;
+    timer.lap("profiles");
+    let rep = resolve(file, rec, None, s, later);
+    timer.lap("chains");
+    Ok(rep)
+}
+
+/// A block source whose first bytes were read already (to tell the format): `head`
+/// first, then `inner`'s blocks, then the error met while reading `head`, if any.
+struct Prefixed<S> {
+    head: Option<Vec<u8>>,
+    /// `inner` has more after `head`.
+    more: bool,
+    error: Option<std::io::Error>,
+    inner: S,
+}
+
+impl<S: BlockSource> BlockSource for Prefixed<S> {
+    fn append_to(&mut self, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+        if let Some(head) = self.head.take() {
+            if buf.is_empty() {
+                *buf = head;
+            } else {
+                buf.extend_from_slice(&head);
+            }
+            return Ok(self.more || self.error.is_some());
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if !self.more {
+            return Ok(false);
+        }
+        self.inner.append_to(buf)
+    }
+
+    fn next_block(&mut self) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+        if let Some(head) = self.head.take()
+            && !head.is_empty()
+        {
+            return Ok(Some((head, 0)));
+        }
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        if !self.more {
+            return Ok(None);
+        }
+        self.inner.next_block()
+    }
+
+    fn recycle(&mut self, buffer: Vec<u8>) {
+        self.inner.recycle(buffer);
+    }
+
+    fn will_hold(&mut self, blocks: usize) {
+        self.inner.will_hold(blocks);
+    }
 }
 
 /// A JSON object without `traceEvents`: field data, a look-alike, or other JSON.

@@ -100,6 +100,9 @@ pub mod internals {
         pub use crate::scan::chunk::{count_elements, summarize_deltas};
         pub use crate::scan::envelope::{Envelope, detect};
         pub use crate::scan::event::{KeyGuess, TraceEvent};
+        pub use crate::scan::proto::{
+            Sniff, scan_bytes as scan_proto, scan_stream as scan_proto_stream, sniff as sniff_proto,
+        };
         pub use crate::scan::split::with_range_bytes;
         pub use crate::scan::{Collector, ScannedTrace, nodes_both_ways, scan, walk};
     }

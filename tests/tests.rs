@@ -18,6 +18,7 @@ mod memory;
 #[path = "parquet.rs"]
 mod parquet_outputs;
 mod parties;
+mod proto;
 mod samples;
 mod scale_out;
 mod sourcemaps;

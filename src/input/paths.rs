@@ -1,7 +1,8 @@
 //! Command-line paths → the sorted list of inputs.
 //!
 //! A folder is searched recursively for `*.json`, `*.json.gz` and `*.cpuprofile`
-//! (and `*.cpuprofile.gz`); a file named directly is taken whatever its name; `-` is
+//! (and `*.cpuprofile.gz`), and Perfetto protobuf traces, `*.pftrace` and
+//! `*.perfetto-trace` (and their `.gz`); a file named directly is taken whatever its name; `-` is
 //! standard input. The result is sorted and free of duplicates so that runs are repeatable.
 //! Files found by a folder search are [`InputPath::Found`]: one that turns out not to be a
 //! trace (a Lighthouse `devtoolslog.json`, a `package.json`) is skipped with a note, while
@@ -28,9 +29,18 @@ pub(crate) fn is_trace_name(p: &Path) -> bool {
         .file_name()
         .map(|n| n.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default();
-    [".json", ".json.gz", ".cpuprofile", ".cpuprofile.gz"]
-        .iter()
-        .any(|s| name.ends_with(s))
+    [
+        ".json",
+        ".json.gz",
+        ".cpuprofile",
+        ".cpuprofile.gz",
+        ".pftrace",
+        ".pftrace.gz",
+        ".perfetto-trace",
+        ".perfetto-trace.gz",
+    ]
+    .iter()
+    .any(|s| name.ends_with(s))
 }
 
 /// A real file or folder: device and inode (the canonical path where there are none).
@@ -385,7 +395,15 @@ mod tests {
     fn folders_are_searched_recursively_and_sorted() {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir(d.path().join("sub")).unwrap();
-        for f in ["b.json", "sub/a.json.gz", "c.cpuprofile", "notes.txt"] {
+        for f in [
+            "b.json",
+            "sub/a.json.gz",
+            "c.cpuprofile",
+            "notes.txt",
+            "d.pftrace",
+            "sub/e.perfetto-trace.gz",
+            "f.proto",
+        ] {
             std::fs::write(d.path().join(f), b"[]").unwrap();
         }
         let got: Vec<String> = expand(&[d.path().to_path_buf()], false)
@@ -393,7 +411,16 @@ mod tests {
             .map(|r| r.unwrap().display_name())
             .map(|s| s.replace(&d.path().display().to_string(), ""))
             .collect();
-        assert_eq!(got, ["/b.json", "/c.cpuprofile", "/sub/a.json.gz"]);
+        assert_eq!(
+            got,
+            [
+                "/b.json",
+                "/c.cpuprofile",
+                "/d.pftrace",
+                "/sub/a.json.gz",
+                "/sub/e.perfetto-trace.gz"
+            ]
+        );
     }
 
     #[cfg(unix)]

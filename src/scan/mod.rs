@@ -14,6 +14,7 @@ pub(crate) mod envelope;
 pub(crate) mod event;
 mod nodes;
 pub(crate) mod packed;
+pub(crate) mod proto;
 
 pub(crate) mod records;
 pub(crate) mod split;
