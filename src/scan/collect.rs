@@ -178,6 +178,9 @@ pub struct Collector {
     commits: Vec<MainFrameCommit>,
     /// Main-frame URLs whose frame needs no check against `main_frame_ids`.
     pages: Vec<PageUrl>,
+    /// `navigationStart` events with a URL and a `navigationId`, with their frame, for the
+    /// check against `main_frame_ids` at the end.
+    navigation_starts: Vec<(Option<String>, Navigation)>,
     pseudo_pids: HashMap<String, i64>,
     /// The last `ProfileChunk`'s thread and raw `id` bytes, and its key in
     /// `profile_data`: consecutive chunks are nearly always of one profile, and matching
@@ -339,6 +342,7 @@ impl Collector {
         }
         match ev.name {
             b"TimerInstall" => self.timer_install(ev),
+            b"EventTiming" => self.event_timing(ev, ts),
             b"Profile" | b"ProfileChunk" | b"CpuProfile" => {
                 let thread = self.kept_thread(ev);
                 match ev.name {
@@ -436,6 +440,54 @@ impl Collector {
             pid: Pid(ev.pid()),
             timer_id,
             detail,
+        });
+    }
+
+    /// Keeps an `EventTiming` begin (`b`, with its `args.data`) or end (`e`); other
+    /// phases and events without a `ts` are not Event Timing entries.
+    fn event_timing(&mut self, ev: &TraceEvent<'_>, ts: Option<Timestamp>) {
+        let (Some(ts), Phase::Other(ph @ (b'b' | b'e'))) = (ts, ev.ph) else {
+            return;
+        };
+        let begin = if ph == b'b' {
+            let data = ev.args.and_then(|raw| {
+                self.args.with(raw, |args| {
+                    let d = field(args, "data");
+                    let num = |k| d.and_then(|d| field(d, k)).and_then(|v| v.cast_f64());
+                    EventTimingData {
+                        event_type: d.and_then(|d| text(d, "type")),
+                        interaction_id: d.and_then(|d| field(d, "interactionId")).and_then(int),
+                        duration: num("duration"),
+                        time_stamp: num("timeStamp"),
+                        processing_start: num("processingStart"),
+                        processing_end: num("processingEnd"),
+                        frame: d
+                            .and_then(|d| text(d, "frame"))
+                            .or_else(|| text(args, "frame")),
+                        node_id: d.and_then(|d| field(d, "nodeId")).and_then(int),
+                    }
+                })
+            });
+            if data.is_none() && ev.args.is_some() {
+                self.t.diagnostics.add(BAD_ARGS, 1);
+            }
+            Some(Box::new(data.unwrap_or_default()))
+        } else {
+            None
+        };
+        let id = ev.id().or_else(|| {
+            let raw = ev.raw_id2()?;
+            self.args
+                .with(raw, |v| text(v, "global").or_else(|| text(v, "local")))
+                .flatten()
+        });
+        let thread = self.kept_thread(ev);
+        self.t.event_timings.push(EventTiming {
+            thread,
+            ts,
+            id,
+            begin,
+            order: ev.offset,
         });
     }
 
@@ -809,6 +861,21 @@ impl Collector {
     /// (`args.data.documentLoaderURL`) of an outermost main frame: the page's URL where the
     /// browser process's events are missing (a renderer-only trace).
     fn main_frame_load(&mut self, ev: &TraceEvent<'_>) {
+        if ev.is("navigationStart")
+            && let Some(ts) = ev.ts()
+            && let Some((frame, id)) = ev.args.and_then(|raw| {
+                self.args
+                    .with(raw, |args| {
+                        let d = field(args, "data")?;
+                        let url = text(d, "documentLoaderURL")?;
+                        let id = text(d, "navigationId")?;
+                        (!url.is_empty()).then(|| (text(args, "frame"), id))
+                    })
+                    .flatten()
+            })
+        {
+            self.navigation_starts.push((frame, Navigation { ts, id }));
+        }
         let url = self.with_data(ev, |d| {
             let flag = |k| field(d, k).and_then(|v| v.as_bool());
             let main = flag("isOutermostMainFrame")
@@ -870,6 +937,7 @@ impl Collector {
         self.t.task_marks.append(t.task_marks);
         self.t.entry_points.extend(t.entry_points);
         self.t.timer_installs.extend(t.timer_installs);
+        self.t.event_timings.extend(t.event_timings);
         self.t.profiles.extend(t.profiles);
         for (key, data) in t.profile_data {
             let room = sizes.and_then(|s| s.profiles.get(&key).copied());
@@ -894,6 +962,7 @@ impl Collector {
         self.main_frame_pids.extend(later.main_frame_pids);
         self.commits.extend(later.commits);
         self.pages.extend(later.pages);
+        self.navigation_starts.extend(later.navigation_starts);
         self.pseudo_pids.extend(later.pseudo_pids);
     }
 
@@ -927,9 +996,29 @@ impl Collector {
             }
         }
         self.t.main_frame_pids = self.main_frame_pids;
+        self.t.navigations = main_frame_navigations(
+            std::mem::take(&mut self.navigation_starts),
+            &self.main_frame_ids,
+        );
         self.t.pages = page_urls(self.pages);
         self.t
     }
+}
+
+/// The navigations of the main frame (`frames`), in `ts` order (file order on ties), the
+/// first of each `navigationId` (DevTools' `MetaHandler` drops repeats).
+fn main_frame_navigations(
+    mut starts: Vec<(Option<String>, Navigation)>,
+    frames: &BTreeSet<String>,
+) -> Vec<Navigation> {
+    starts.retain(|(f, _)| f.as_ref().is_some_and(|f| frames.contains(f)));
+    starts.sort_by_key(|(_, n)| n.ts);
+    let mut seen = std::collections::HashSet::new();
+    starts
+        .into_iter()
+        .filter(|(_, n)| seen.insert(n.id.clone()))
+        .map(|(_, n)| n)
+        .collect()
 }
 
 /// Main-frame URLs in `ts` order, without blanks (`about:blank`, empty) and without an
@@ -1786,6 +1875,33 @@ mod tests {
                 (60, Some(10), "https://www.shop.test/third"),
             ]
         );
+    }
+
+    #[test]
+    fn navigations_of_the_main_frame_one_per_id_in_ts_order() {
+        let nav = |frame: &str, id: &str, url: &str, ts: i64| {
+            format!(
+                r#"{{"args":{{"data":{{"documentLoaderURL":"{url}","isLoadingMainFrame":true,"navigationId":"{id}"}},"frame":"{frame}"}},"name":"navigationStart","ph":"R","pid":10,"tid":2,"ts":{ts}}}"#
+            )
+        };
+        let events = [
+            r#"{"args":{"data":{"frames":[{"frame":"A","processId":10,"url":"https://www.shop.test/"},{"frame":"B","parent":"A","processId":11}]}},"name":"TracingStartedInBrowser","ph":"I","pid":1,"tid":1,"ts":5}"#.to_string(),
+            nav("A", "N2", "https://www.shop.test/2", 300),
+            nav("A", "N1", "https://www.shop.test/", 100),
+            // A repeat of N1 (crbug.com/1503982), a subframe's, an empty URL's.
+            nav("A", "N1", "https://www.shop.test/", 200),
+            nav("B", "N3", "https://ads.example/", 150),
+            nav("A", "N4", "", 160),
+        ];
+        let t = collect(&events.iter().map(String::as_str).collect::<Vec<_>>());
+        let navs: Vec<(i64, &str)> = t
+            .navigations
+            .iter()
+            .map(|n| (n.ts.as_nanos() / 1000, n.id.as_str()))
+            .collect();
+        assert_eq!(navs, [(100, "N1"), (300, "N2")]);
+        // No main frame named: no navigation.
+        assert!(collect(&[&events[1]]).navigations.is_empty());
     }
 
     #[test]

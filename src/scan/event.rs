@@ -89,6 +89,7 @@ pub struct TraceEvent<'a> {
     raw_ts: Option<&'a [u8]>,
     raw_dur: Option<&'a [u8]>,
     raw_id: Option<&'a [u8]>,
+    raw_id2: Option<&'a [u8]>,
     /// `args` as raw JSON bytes (object, string such as `"__stripped__"`, ...), if present.
     pub args: Option<&'a [u8]>,
     /// The `chunk::layout` of `args`, read during the parse when `args` starts as a
@@ -164,6 +165,7 @@ impl<'a> TraceEvent<'a> {
                 b"ts" => ev.raw_ts = Some(raw),
                 b"dur" => ev.raw_dur = Some(raw),
                 b"id" => ev.raw_id = Some(raw),
+                b"id2" => ev.raw_id2 = Some(raw),
                 _ => {}
             }
             Ok(end)
@@ -190,6 +192,7 @@ impl<'a> TraceEvent<'a> {
             raw_ts: None,
             raw_dur: None,
             raw_id: None,
+            raw_id2: None,
             args: None,
             chunk_layout: None,
         }
@@ -230,6 +233,7 @@ impl<'a> TraceEvent<'a> {
         const TS: u64 = word(b"ts\"");
         const DUR: u64 = word(b"dur\"");
         const ID: u64 = word(b"id\"");
+        const ID2: u64 = word(b"id2\"");
         if b.get(i) != Some(&b'{') {
             return None;
         }
@@ -284,6 +288,7 @@ impl<'a> TraceEvent<'a> {
                         TS => ev.raw_ts = raw,
                         DUR => ev.raw_dur = raw,
                         ID => ev.raw_id = raw,
+                        ID2 => ev.raw_id2 = raw,
                         _ => {}
                     }
                     (e, after)
@@ -389,6 +394,11 @@ impl<'a> TraceEvent<'a> {
     /// `id` as raw JSON bytes (`"0x1"` with its quotes, `7`), if present.
     pub fn raw_id(&self) -> Option<&'a [u8]> {
         self.raw_id
+    }
+    /// `id2` as raw JSON bytes (an object `{"local":"0x1"}` or `{"global":"0x1"}`), if
+    /// present: the id of async events that Chrome scopes to a process or not.
+    pub fn raw_id2(&self) -> Option<&'a [u8]> {
+        self.raw_id2
     }
     /// `id` normalised to text: `"0x1"` → `0x1`, `7` → `7`; `None` when missing.
     pub fn id(&self) -> Option<String> {

@@ -2,7 +2,7 @@
 //!
 //! The array is walked event by event ([`event::TraceEvent::parse`] reads only the top
 //! level). What matters is decided from `ph` and `name` alone: metadata, task-like events
-//! and `B`/`E` marks, `Profile`/`ProfileChunk`/`CpuProfile`, and the tracing-start and
+//! and `B`/`E` marks, `Profile`/`ProfileChunk`/`CpuProfile`, `EventTiming`, and the tracing-start and
 //! frame events that say which renderer hosts the main frame. Only those events' `args`
 //! are parsed ([`args`]); screenshots and everything else are skipped without building a
 //! value. An array cut off without `]` keeps every complete event and is marked truncated.
@@ -96,6 +96,7 @@ pub(crate) const MATCHED_NAMES: &[&str] = &[
     "CommitLoad",
     "navigationStart",
     "ProcessReadyInBrowser",
+    "EventTiming",
 ];
 
 /// The name in [`MATCHED_NAMES`] that the raw string content `escaped` (holding a
@@ -139,6 +140,8 @@ pub struct ScannedTrace {
     pub entry_points: Vec<EntryPoint>,
     /// `TimerInstall` events, in file order.
     pub timer_installs: Vec<TimerInstall>,
+    /// `EventTiming` begin and end events, in file order.
+    pub event_timings: Vec<EventTiming>,
     /// `Profile` events.
     pub profiles: Vec<ProfileEvent>,
     /// `ProfileChunk` events' samples and nodes, by profile (pid, id).
@@ -154,6 +157,9 @@ pub struct ScannedTrace {
     /// Renderer pids that hosted the outermost main frame, per `TracingStartedInBrowser`,
     /// `FrameCommittedInBrowser` and `TracingStartedInPage`; empty when the trace does not say.
     pub main_frame_pids: BTreeSet<Pid>,
+    /// The main frame's navigations (`navigationStart`) in `ts` order, one per
+    /// `navigationId`; empty when the trace names no main frame.
+    pub navigations: Vec<records::Navigation>,
     /// The main frame's URLs in `ts` order (see `records::PageUrl`); empty when the
     /// trace does not say.
     pub pages: Vec<records::PageUrl>,

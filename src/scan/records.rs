@@ -175,6 +175,22 @@ pub(crate) fn entries_inside(list: &[EntryPoint], ts: Timestamp, dur: TimeDelta)
     list.partition_point(|e| e.ts < ts)..list.partition_point(|e| e.ts < end)
 }
 
+/// The entry points of `list` (sorted by `ts`) from the first that is still running at
+/// `start` to the last that starts before `end`: those that overlap `[start, end)`, with
+/// the ones nested in an earlier overlapping one that ended before `start`.
+pub(crate) fn entries_overlapping(
+    list: &[EntryPoint],
+    start: Timestamp,
+    end: Timestamp,
+) -> Range<usize> {
+    let hi = list.partition_point(|e| e.ts < end);
+    let lo = list[..hi]
+        .iter()
+        .position(|e| e.ts + e.dur > start)
+        .unwrap_or(hi);
+    lo..hi
+}
+
 /// A `TimerInstall` instant event: where a timer was set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TimerInstall {
@@ -185,6 +201,49 @@ pub struct TimerInstall {
     /// `setTimeout 50 ms` or `setInterval 50 ms`, then ` at name url:line:col` from
     /// `args.data.stackTrace[0]` when the trace has it.
     pub detail: String,
+}
+
+/// An `EventTiming` event: Chrome's Event Timing entry of one input event (category
+/// `devtools.timeline`, nestable async `b` at the event's start, `e` at the next paint
+/// after it, paired by `id`; Chrome ≥ 103, `WindowPerformance::ReportEvent`). See
+/// docs/METHOD.md §2.7.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventTiming {
+    /// The thread that wrote it (the renderer's main thread).
+    pub thread: ThreadKey,
+    /// The event's `ts`.
+    pub ts: Timestamp,
+    /// The pairing id: `id`, else `id2.global`, else `id2.local` (as the DevTools trace
+    /// engine's `extractId`); `None` when the event has none.
+    pub id: Option<String>,
+    /// `args.data` of a `b` (boxed: most events are `e`, or begins of no interaction);
+    /// `None` for an `e`.
+    pub begin: Option<Box<EventTimingData>>,
+    /// Byte offset in the file (file order).
+    pub order: u64,
+}
+
+/// What an `EventTiming` begin says in `args.data`: the millisecond fields are on the
+/// page's clock (`performance.now()`), not the trace's. Each is `None` when missing or
+/// not of its type.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EventTimingData {
+    /// `type`: the DOM event type (`pointerdown`, `click`, `keydown`, ...).
+    pub event_type: Option<String>,
+    /// `interactionId` (0: not part of an interaction).
+    pub interaction_id: Option<i64>,
+    /// `duration` (ms, rounded by Chrome to 8 ms before M121 and to 1 µs after).
+    pub duration: Option<f64>,
+    /// `timeStamp` (ms): when the input happened, page clock; the event's `ts`.
+    pub time_stamp: Option<f64>,
+    /// `processingStart` (ms, page clock).
+    pub processing_start: Option<f64>,
+    /// `processingEnd` (ms, page clock).
+    pub processing_end: Option<f64>,
+    /// `frame` (or the event's `args.frame` in older traces).
+    pub frame: Option<String>,
+    /// `nodeId`: the DOM node the event targeted.
+    pub node_id: Option<i64>,
 }
 
 /// A task-like event (`RunTask` and its older names) or a `B`/`E` mark on some thread.
@@ -308,6 +367,17 @@ pub struct PageUrl {
     pub pid: Option<Pid>,
     /// The URL as written.
     pub url: String,
+}
+
+/// A `navigationStart` of the main frame with a `navigationId`: where DevTools starts a
+/// navigation's insights (its `MetaHandler` keeps the main frame's navigations with a
+/// non-empty `documentLoaderURL`, the first of each `navigationId`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Navigation {
+    /// The event's `ts`.
+    pub ts: Timestamp,
+    /// `args.data.navigationId`.
+    pub id: String,
 }
 
 /// A `Profile` event (`ph` P): opens profile `id` of the thread that emitted it.

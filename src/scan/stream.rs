@@ -763,6 +763,61 @@ mod tests {
     }
 
     #[test]
+    fn event_timing_begins_and_ends_are_kept_on_every_scan_path() {
+        // Chrome 156's layout (the keydown of the shared recording), an end, a begin paired
+        // by `id2.local` in a pretty-printed event, one with `args.frame` (older traces),
+        // an instant of the same name (no Event Timing phase) and one without `ts`.
+        let text = br#"{"traceEvents":[
+{"args":{"data":{"cancelable":true,"duration":121.452,"frame":"8C31","interactionId":5414,"nodeId":3,"processingEnd":1718.327,"processingStart":1613.952,"timeStamp":1612.758,"type":"keydown"}},"cat":"devtools.timeline","id":"0x25","name":"EventTiming","ph":"b","pid":1658,"tid":1658,"ts":2798187621},
+{"args":{},"cat":"devtools.timeline","id":"0x25","name":"EventTiming","ph":"e","pid":1658,"tid":1658,"ts":2798309073},
+{ "args": {"data": {"duration": 40, "interactionId": 7, "processingEnd": 2610, "processingStart": 2610, "timeStamp": 2606, "type": "click"}, "frame": "F1"}, "cat": "devtools.timeline", "id2": {"local": "0x7"}, "name": "EventTiming", "ph": "b", "pid": 2, "tid": 3, "ts": 100 },
+{"args":{},"cat":"devtools.timeline","id2":{"global":"0x8"},"name":"EventTiming","ph":"e","pid":2,"tid":3,"ts":140},
+{"args":{},"name":"EventTiming","ph":"I","pid":2,"tid":3,"ts":150},
+{"args":{},"id":"0x9","name":"EventTiming","ph":"e","pid":2,"tid":3}
+]}"#;
+        let Envelope::Events { start, .. } = envelope::detect(text).unwrap() else {
+            unreachable!()
+        };
+        let whole = super::super::scan(text, start, true).unwrap();
+        let t = &whole.event_timings;
+        assert_eq!(t.len(), 4);
+        let keydown = t[0].begin.as_deref().unwrap();
+        assert_eq!(t[0].ts, crate::time::Timestamp::from_micros(2_798_187_621));
+        assert_eq!(t[0].id.as_deref(), Some("0x25"));
+        assert_eq!(keydown.event_type.as_deref(), Some("keydown"));
+        assert_eq!(keydown.interaction_id, Some(5414));
+        assert_eq!(keydown.duration, Some(121.452));
+        assert_eq!(keydown.time_stamp, Some(1612.758));
+        assert_eq!(keydown.processing_start, Some(1613.952));
+        assert_eq!(keydown.processing_end, Some(1718.327));
+        assert_eq!(keydown.frame.as_deref(), Some("8C31"));
+        assert_eq!(keydown.node_id, Some(3));
+        assert_eq!(
+            (t[1].id.as_deref(), t[1].begin.is_none()),
+            (Some("0x25"), true)
+        );
+        assert_eq!(t[1].ts, crate::time::Timestamp::from_micros(2_798_309_073));
+        let click = t[2].begin.as_deref().unwrap();
+        assert_eq!(t[2].id.as_deref(), Some("0x7"));
+        assert_eq!(
+            (click.duration, click.frame.as_deref()),
+            (Some(40.0), Some("F1"))
+        );
+        assert_eq!(t[2].thread.pid, crate::vocab::Pid(2));
+        assert_eq!(t[3].id.as_deref(), Some("0x8"));
+        // The parallel ranges and a stream in blocks of any size keep the same.
+        let split = crate::scan::split::with_range_bytes(64, || {
+            super::super::scan(text, start, true).unwrap()
+        });
+        assert_eq!(&split.event_timings, t);
+        for size in [1, 7, 64, 1000] {
+            let (s, err) = scan_blocks(&mut blocks(text, size).into_iter()).unwrap();
+            assert!(err.is_none());
+            assert_eq!(&s.event_timings, t, "block size {size}");
+        }
+    }
+
+    #[test]
     fn cut_stream_is_truncated_and_error_is_returned() {
         let text =
             br#"[{"ph":"X","name":"RunTask","pid":1,"tid":1,"ts":10,"dur":60000},{"ph":"X","na"#;
