@@ -10,12 +10,14 @@ use std::sync::atomic::AtomicU64;
 
 use rayon::prelude::*;
 
+use crate::chain::phases::Phase;
 use crate::chain::{self, ChainConfig, Flags};
 use crate::enrich::{Enrichment, FileContext, FileEnricher};
 use crate::error::{AnalyzeError, Error};
 use crate::input::{self, BlockSource, InputPath, gzip::GzipError, pages::Pages};
 use crate::reader::field::{self, TaskEntries};
 use crate::reader::{self, Recording};
+use crate::report::interactions::{InteractionRow, OverlappingTask, PhaseRow};
 use crate::report::{FileReport, FileStats, ReportRow};
 use crate::scan::envelope::{self, Envelope};
 use crate::scan::{self, stream::StreamError};
@@ -599,6 +601,13 @@ pub(crate) fn resolve_chains(
         samples: rec.profiles.profiles.iter().map(|p| p.sample_count).sum(),
         frames: 0,
         frames_symbolicated: 0,
+        interactions: rec.interactions.len(),
+        inp: rec
+            .interactions
+            .iter()
+            .filter(|i| i.is_inp)
+            .map(|i| i.duration())
+            .max(),
     };
     let chain_config = &enrichment.chain_config(*chain_config);
     // Symbolication runs before the other enrichment stages, and before folded stacks
@@ -691,6 +700,15 @@ pub(crate) fn resolve_chains(
             None => rows.extend(made),
         }
     }
+    let interactions = interaction_rows(
+        &file_name,
+        rec,
+        file_bytes,
+        chain_config,
+        &enricher,
+        &mut symbolication,
+        strings_cut,
+    );
     diagnostics.merge(&symbolication.finish());
     FileReport {
         file: file.to_string(),
@@ -703,7 +721,123 @@ pub(crate) fn resolve_chains(
         broken: None,
         stats,
         stacks: stacks.into_iter().map(|(p, (n, t))| (p, n, t)).collect(),
+        interactions,
     }
+}
+
+/// The recording's interactions with each phase's chain resolved, symbolicated, its
+/// trigger from the entry points that overlap the phase, and enriched as a task row's;
+/// the input delay also lists the long tasks that overlap it (docs/METHOD.md §2.8).
+fn interaction_rows(
+    file_name: &Arc<str>,
+    rec: &Recording,
+    file_bytes: Option<&[u8]>,
+    chain_config: &ChainConfig,
+    enricher: &FileEnricher<'_>,
+    symbolication: &mut crate::enrich::symbolicate::FileSymbolication<'_>,
+    strings_cut: bool,
+) -> Vec<InteractionRow> {
+    let no_name: Arc<str> = "".into();
+    let resolved: Vec<Vec<(Phase, chain::TaskChain)>> = rec
+        .interactions
+        .par_iter()
+        .map(|i| {
+            Phase::ALL
+                .iter()
+                .map(|&p| {
+                    let mut c =
+                        chain::phases::resolve_phase(i, p, &rec.profiles, file_bytes, chain_config);
+                    let target_times = std::mem::take(&mut c.target_times);
+                    let (start, end) = (c.task.ts, c.task.end());
+                    let overlapping: Vec<_> = rec
+                        .entries
+                        .by_thread
+                        .get(&c.task.thread)
+                        .map(|l| {
+                            l[scan::records::entries_overlapping(l, start, end)]
+                                .iter()
+                                .filter(|e| e.ts + e.dur > start)
+                                .cloned()
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    c.trigger = Some(chain::trigger::of_task(
+                        &overlapping,
+                        &target_times,
+                        &rec.entries.timers,
+                    ));
+                    (p, c)
+                })
+                .collect()
+        })
+        .collect();
+    rec.interactions
+        .iter()
+        .zip(resolved)
+        .map(|(i, phases)| {
+            let phases = phases
+                .into_iter()
+                .map(|(phase, mut c)| {
+                    symbolication.task(&mut c);
+                    let notes = enricher.task(&c);
+                    c.flags.set(Flags::TRUNCATED_FILE, rec.truncated);
+                    c.flags.set(Flags::DAMAGED_FILE, rec.damaged);
+                    c.flags.set(Flags::STRING_CUT, strings_cut);
+                    if rec.truncated && c.status == chain::ChainStatus::NoProfile {
+                        c.status = chain::ChainStatus::ProfileCutOff;
+                    }
+                    let long_tasks = if phase == Phase::InputDelay {
+                        overlapping_tasks(rec, c.task.thread, c.task.ts, c.task.end())
+                    } else {
+                        Vec::new()
+                    };
+                    let js_samples = c.js_samples;
+                    let name = rec
+                        .thread_names
+                        .get(&c.task.thread)
+                        .map(|n| Arc::from(n.as_str()));
+                    let mut row = ReportRow::new(
+                        file_name,
+                        name.as_ref().unwrap_or(&no_name),
+                        rec.first_ts,
+                        c,
+                    );
+                    row.notes = notes;
+                    PhaseRow {
+                        phase,
+                        row,
+                        js_samples,
+                        long_tasks,
+                    }
+                })
+                .collect();
+            InteractionRow {
+                file: Arc::clone(file_name),
+                interaction: i.clone(),
+                start: i.event.ts.since(rec.first_ts),
+                phases,
+            }
+        })
+        .collect()
+}
+
+/// The long tasks of `thread` that overlap `[start, end)`, with the overlap.
+fn overlapping_tasks(
+    rec: &Recording,
+    thread: ThreadKey,
+    start: crate::time::Timestamp,
+    end: crate::time::Timestamp,
+) -> Vec<OverlappingTask> {
+    rec.tasks
+        .iter()
+        .map(|t| &t.task)
+        .filter(|t| t.thread == thread && t.ts < end && t.end() > start)
+        .map(|t| OverlappingTask {
+            ts: t.ts,
+            dur: t.dur,
+            overlap: t.end().min(end).since(t.ts.max(start)),
+        })
+        .collect()
 }
 
 /// Stage timings for [`Settings::stage_done`].

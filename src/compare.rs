@@ -10,6 +10,9 @@
 //! default; `--fail-on-regression PCT` when only it is given); an improvement the same way
 //! down. With very small sets no change can be significant: 3 traces per side give p ≥ 0.1.
 //!
+//! With interactions in either set, a line compares INP (ms, per trace with interactions;
+//! its counts are interactions per trace) by the same test (docs/METHOD.md §2.8).
+//!
 //! Chains are matched across the two sets by [`ChainKey`] (`--chain-key`): by default by
 //! their frames' function names and script paths (no positions, no query, content hashes
 //! in file names normalised, original names with source maps), so a rebuild that moves
@@ -118,7 +121,10 @@ fn totals(
 /// One line of the comparison.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Change {
-    /// `None` for the overall line, else the chain as the CSV `chain` column writes it, of
+    /// The INP line (`chain` is `None`): INP per trace in place of long-task time, and
+    /// interactions per trace in place of long tasks.
+    pub inp: bool,
+    /// `None` for the overall and INP lines, else the chain as the CSV `chain` column writes it, of
     /// the key's first task in the candidate set (in the baseline when it is gone); empty:
     /// tasks without a chain.
     pub chain: Option<String>,
@@ -215,6 +221,7 @@ fn change(
         None => (None, String::new(), String::new()),
     };
     Change {
+        inp: false,
         chain,
         chain_key,
         leaf,
@@ -250,6 +257,18 @@ pub(crate) fn compare(
         (&col(&a, &|t| t.long_tasks), &col(&b, &|t| t.long_tasks)),
         min_effect_pct,
     )];
+    // INP of the traces that have interactions.
+    let inp = |s: &[FileReport]| -> (Vec<f64>, Vec<f64>) {
+        s.iter()
+            .filter_map(|r| Some((r.stats.inp?.as_millis_f64(), r.stats.interactions as f64)))
+            .unzip()
+    };
+    let ((inp_a, n_a), (inp_b, n_b)) = (inp(base), inp(candidate));
+    if !inp_a.is_empty() || !inp_b.is_empty() {
+        let mut line = change(None, &inp_a, &inp_b, (&n_a, &n_b), min_effect_pct);
+        line.inp = true;
+        out.push(line);
+    }
     let chains: BTreeSet<&String> = a.iter().chain(&b).flat_map(|t| t.chains.keys()).collect();
     let mut per_chain: Vec<Change> = chains
         .into_iter()
@@ -445,13 +464,14 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
         {
             eprintln!(
                 "taskchain: regression: {}: {} ms → {} ms ({}, p = {:.4})",
-                c.chain
-                    .as_deref()
-                    .map_or("overall long-task time", |ch| if ch.is_empty() {
-                        "(no chain)"
+                c.chain.as_deref().map_or(
+                    if c.inp {
+                        "INP"
                     } else {
-                        ch
-                    }),
+                        "overall long-task time"
+                    },
+                    |ch| if ch.is_empty() { "(no chain)" } else { ch }
+                ),
                 ms3(c.base_ms),
                 ms3(c.candidate_ms),
                 pct_text(c.change_pct),
@@ -513,7 +533,9 @@ pub(crate) fn write_csv(changes: &[Change], out: impl Write) -> std::io::Result<
     w.write_record(COLUMNS).map_err(std::io::Error::other)?;
     for c in changes {
         w.write_record([
-            if c.chain.is_some() {
+            if c.inp {
+                "inp"
+            } else if c.chain.is_some() {
                 "chain"
             } else {
                 "overall"
@@ -551,6 +573,7 @@ pub(crate) fn write_markdown(
     writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---|")?;
     for c in changes.iter().take(16) {
         let scope = match &c.chain {
+            None if c.inp => "**INP**".to_string(),
             None => "**overall**".to_string(),
             Some(ch) if ch.is_empty() => "(no chain)".into(),
             Some(ch) => format!("`{}`", cell(&shorten(ch, 80))),
@@ -608,5 +631,52 @@ mod tests {
         // z = (50 − 0.5) / sqrt(100/12 · (21 − 1980/380)) = 49.5 / 11.47 = 4.32 → p ≈ 1.6e-5.
         assert!(p < 1e-4 && p > 1e-6, "{p}");
         assert!((normal_cdf(1.959_964) - 0.975).abs() < 1e-6);
+    }
+
+    #[test]
+    fn inp_per_trace_is_compared_by_the_same_test() {
+        let report = |inp_ms: Option<i64>, interactions: usize| FileReport {
+            stats: crate::report::FileStats {
+                inp: inp_ms.map(|ms| TimeDelta::from_micros(ms * 1000)),
+                interactions,
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        // Base INP 100..140 ms (2 interactions each), candidate 200..240 ms (3 each), and
+        // one candidate trace without interactions, which the INP line leaves out.
+        let base: Vec<FileReport> = (0..5).map(|k| report(Some(100 + 10 * k), 2)).collect();
+        let mut cand: Vec<FileReport> = (0..5).map(|k| report(Some(200 + 10 * k), 3)).collect();
+        cand.push(report(None, 0));
+        let changes = compare(&base, &cand, ChainKey::default(), MIN_EFFECT_PCT);
+        let inp = &changes[1];
+        assert!(inp.inp && inp.chain.is_none());
+        assert_eq!((inp.base_traces, inp.candidate_traces), (5, 5));
+        assert_eq!((inp.base_ms, inp.candidate_ms), (120.0, 220.0));
+        assert_eq!((inp.base_tasks, inp.candidate_tasks), (2.0, 3.0));
+        // 5 vs 5 separated: p = 2 / 252; +83.3%: a regression that fails a 50% gate.
+        assert!((inp.p_value - 2.0 / 252.0).abs() < 1e-12);
+        assert_eq!(inp.change, ChangeKind::Regression);
+        assert!(fails_gate(inp, 50.0));
+        let mut csv = Vec::new();
+        write_csv(&changes, &mut csv).unwrap();
+        let line = String::from_utf8(csv)
+            .unwrap()
+            .lines()
+            .nth(2)
+            .unwrap()
+            .to_string();
+        assert!(
+            line.starts_with("inp,,,,5,5,120.000,220.000,83.3,regression,2.00,3.00,"),
+            "{line}"
+        );
+        // No interactions anywhere: no INP line.
+        let none = compare(
+            &[report(None, 0)],
+            &[report(None, 0)],
+            ChainKey::default(),
+            5.0,
+        );
+        assert!(none.iter().all(|c| !c.inp));
     }
 }

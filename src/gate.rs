@@ -16,6 +16,8 @@ pub enum BudgetKey {
     MaxTaskMs,
     /// Sum of long-task durations, ms (`long-task-ms`).
     LongTaskMs,
+    /// Interaction to Next Paint, ms (`inp-ms`; 0 without interactions).
+    InpMs,
 }
 
 /// One `--budget KEY=VALUE`: the file breaks it when its value is above `limit`.
@@ -28,11 +30,12 @@ pub struct Budget {
 }
 
 impl BudgetKey {
-    const ALL: [(&'static str, BudgetKey); 4] = [
+    const ALL: [(&'static str, BudgetKey); 5] = [
         ("long-tasks", BudgetKey::LongTasks),
         ("tbt-ms", BudgetKey::TbtMs),
         ("max-task-ms", BudgetKey::MaxTaskMs),
         ("long-task-ms", BudgetKey::LongTaskMs),
+        ("inp-ms", BudgetKey::InpMs),
     ];
 
     /// The key as written on the command line.
@@ -51,6 +54,7 @@ impl BudgetKey {
             BudgetKey::TbtMs => s.blocking_time.as_millis_f64(),
             BudgetKey::MaxTaskMs => s.max_task.as_millis_f64(),
             BudgetKey::LongTaskMs => s.long_task_time.as_millis_f64(),
+            BudgetKey::InpMs => s.inp.map_or(0.0, |d| d.as_millis_f64()),
         }
     }
 }
@@ -145,13 +149,20 @@ mod tests {
         let s = FileStats {
             blocking_time: TimeDelta::from_micros(200_001),
             max_task: TimeDelta::from_micros(150_000),
+            inp: Some(TimeDelta::from_micros(180_568)),
             ..FileStats::default()
         };
-        let budgets: Vec<Budget> = ["tbt-ms=200", "max-task-ms=150", "long-tasks=0"]
-            .iter()
-            .map(|b| b.parse().unwrap())
-            .collect();
-        // 200.001 ms > 200 breaks; 150 ms = 150 does not; 2 long tasks > 0 breaks.
+        let budgets: Vec<Budget> = [
+            "tbt-ms=200",
+            "max-task-ms=150",
+            "long-tasks=0",
+            "inp-ms=200",
+        ]
+        .iter()
+        .map(|b| b.parse().unwrap())
+        .collect();
+        // 200.001 ms > 200 breaks; 150 ms = 150 does not; 2 long tasks > 0 breaks; an INP
+        // of 180.568 ms is within 200.
         let breaches = check(&budgets, "f.json", 2, &s);
         assert_eq!(
             breaches.iter().map(|b| b.to_string()).collect::<Vec<_>>(),
@@ -160,5 +171,12 @@ mod tests {
                 "f.json: long-tasks is 2 (budget 0)"
             ]
         );
+        let inp: Budget = "inp-ms=180.5".parse().unwrap();
+        assert_eq!(
+            check(&[inp], "f.json", 0, &s)[0].to_string(),
+            "f.json: inp-ms is 180.568 (budget 180.5)"
+        );
+        // No interaction: an INP of 0 breaks no budget.
+        assert!(check(&[inp], "f.json", 0, &FileStats::default()).is_empty());
     }
 }

@@ -47,6 +47,7 @@ pub mod error;
 pub mod exit;
 pub mod gate;
 mod input;
+pub mod interactions;
 mod json;
 #[cfg(feature = "cli")]
 mod output;

@@ -23,6 +23,8 @@ const LAYERS: &[&[&str]] = &[
     &["profile"],
     // Top-level and long tasks.
     &["tasks"],
+    // Event Timing → interactions, their phases and INP.
+    &["interactions"],
     // Each input kind → one Recording.
     &["reader"],
     // Call chains and confidence.

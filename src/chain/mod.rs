@@ -12,6 +12,7 @@
 //! [`Method::HeaviestPath`] replaces steps 3–4 by a descent into the heaviest child stack.
 
 mod heaviest;
+pub mod phases;
 mod recursion;
 pub mod trigger;
 mod window;
@@ -238,6 +239,9 @@ pub struct TaskChain {
     pub window_samples: usize,
     /// Samples of the target stack (for heaviest path: in the chosen subtree).
     pub target_samples: usize,
+    /// Samples in the window whose leaf is a JS frame (not a VM state such as
+    /// `(program)`, `(idle)` or `(garbage collector)`): 0 when no JavaScript ran.
+    pub js_samples: usize,
     /// Time the target samples stand for, clipped to the window (docs/METHOD.md §1 step 6).
     pub stack_time: TimeDelta,
     /// `stack_time / dur`, in [0, 1].
@@ -285,6 +289,7 @@ pub fn resolve(
         task: *task,
         window_samples: 0,
         target_samples: 0,
+        js_samples: 0,
         stack_time: TimeDelta::ZERO,
         confidence: 0.0,
         status: ChainStatus::NoProfile,
@@ -310,6 +315,14 @@ pub fn resolve(
     };
     let w = window::Weighted::new(profile, &samples.table, rows, &window, file);
     out.window_samples = w.len();
+    out.js_samples = w
+        .stack_runs()
+        .filter(|(stack, _)| {
+            let leaf = profile.stacks.frame(*stack);
+            !profile.frames.kind(leaf).is_vm_state()
+        })
+        .map(|(_, run)| run.len())
+        .sum();
     out.flags.set(
         Flags::PROFILE_START_ON_OTHER_CLOCK,
         profile.origin.start_on_other_clock,

@@ -3,8 +3,10 @@
 //!
 //! Formats, told apart by their top-level keys:
 //! - **Bundle**: `{"profile": ProfilerTrace, "longTasks": [...], "longAnimationFrames":
-//!   [...], "timeOrigin"?, "page"?, "userAgent"?}` — what a page using the JS
-//!   Self-Profiling API beside a `PerformanceObserver` sends to its collector.
+//!   [...], "eventTimings"?: [...], "timeOrigin"?, "page"?, "userAgent"?}` — what a page
+//!   using the JS Self-Profiling API beside a `PerformanceObserver` sends to its
+//!   collector. Event Timing entries (`eventTimings`, or `entryType` `event` in any list)
+//!   give the page's interactions (docs/METHOD.md §2.8).
 //! - **ProfilerTrace** alone (WICG JS Self-Profiling): `resources`, `frames` (`line` and
 //!   `column` 1-based), `stacks` (`frameId`, `parentId`), `samples` (`timestamp` in ms
 //!   from the time origin, `stackId` missing when no JS ran). Already the sample / stack /
@@ -59,7 +61,12 @@ pub(crate) enum FieldFormat {
 /// that must not be misread (a heap profile, a heap snapshot).
 pub(crate) fn format_of(keys: &[String]) -> Result<Option<FieldFormat>, String> {
     let has = |k: &str| keys.iter().any(|x| x == k);
-    if has("profile") && (has("longTasks") || has("longAnimationFrames") || has("timeOrigin")) {
+    if has("profile")
+        && (has("longTasks")
+            || has("longAnimationFrames")
+            || has("timeOrigin")
+            || has("eventTimings"))
+    {
         return Ok(Some(FieldFormat::Bundle));
     }
     if has("frames") && has("stacks") && has("samples") {
@@ -103,6 +110,9 @@ pub struct TaskEntries {
     pub given: bool,
     /// Entries without a numeric `startTime` and a `duration` ≥ 0 (left out).
     pub bad: u64,
+    /// Event Timing entries (`entryType` `event` or `first-input`, or with a
+    /// `processingStart`), for interactions.
+    pub(crate) events: Vec<crate::interactions::EventEntry>,
 }
 
 /// A long-animation-frame entry.
@@ -126,6 +136,22 @@ fn entry_span(e: &BorrowedValue<'_>) -> Option<(Timestamp, TimeDelta)> {
     let start = field(e, "startTime").and_then(ms)?;
     let dur = field(e, "duration").and_then(ms)?;
     (dur >= 0).then(|| (Timestamp::from_nanos(start), TimeDelta::from_nanos(dur)))
+}
+
+/// An Event Timing entry (`PerformanceEventTiming`, as web-vitals' attribution build keeps
+/// them): `name`, `interactionId` (0 or missing: no interaction), `startTime`, `duration`,
+/// `processingStart`, `processingEnd`, in ms.
+fn event_entry(e: &BorrowedValue<'_>) -> Option<crate::interactions::EventEntry> {
+    let (start, duration) = entry_span(e)?;
+    let at = |k| field(e, k).and_then(ms).map(Timestamp::from_nanos);
+    Some(crate::interactions::EventEntry {
+        name: text(e, "name").unwrap_or_default(),
+        interaction_id: field(e, "interactionId").and_then(int).unwrap_or(0),
+        start,
+        duration,
+        processing_start: at("processingStart")?,
+        processing_end: at("processingEnd")?,
+    })
 }
 
 fn loaf(e: &BorrowedValue<'_>) -> Option<Loaf> {
@@ -157,13 +183,22 @@ fn loaf(e: &BorrowedValue<'_>) -> Option<Loaf> {
 }
 
 /// The keys of a bundle's (or `--tasks FILE`'s) entry lists.
-const ENTRY_LISTS: [&str; 3] = ["longTasks", "longAnimationFrames", "entries"];
+const ENTRY_LISTS: [&str; 4] = [
+    "longTasks",
+    "longAnimationFrames",
+    "entries",
+    "eventTimings",
+];
 
 impl TaskEntries {
     /// Takes one entry: a LoAF entry (by `entryType`, or by having `scripts`), else a
     /// long task; counted as bad when it has no usable times.
     fn take(&mut self, e: &BorrowedValue<'_>) {
         let ok = match text(e, "entryType").as_deref() {
+            Some("event" | "first-input") => event_entry(e).map(|x| self.events.push(x)).is_some(),
+            _ if field(e, "processingStart").is_some() => {
+                event_entry(e).map(|x| self.events.push(x)).is_some()
+            }
             Some("long-animation-frame") => loaf(e).map(|l| self.loafs.push(l)).is_some(),
             _ if field(e, "scripts").is_some() => loaf(e).map(|l| self.loafs.push(l)).is_some(),
             _ => entry_span(e).map(|t| self.long_tasks.push(t)).is_some(),
@@ -181,7 +216,7 @@ impl TaskEntries {
         } else {
             for key in ENTRY_LISTS {
                 if let Some(x) = field(v, key) {
-                    given = true;
+                    given |= key != "eventTimings";
                     match x.as_array() {
                         Some(a) => a.iter().for_each(|e| out.take(e)),
                         None => not_lists += 1,
@@ -201,13 +236,15 @@ impl TaskEntries {
             if !m.has(key) {
                 continue;
             }
-            out.given = true;
+            // Event Timing entries alone say nothing of long tasks.
+            out.given |= key != "eventTimings";
             let mut list = TaskEntries::default();
             if m.elements(p, key, |_, e| list.take(e))?.is_none() {
                 out.bad += 1;
             }
             out.long_tasks.append(&mut list.long_tasks);
             out.loafs.append(&mut list.loafs);
+            out.events.append(&mut list.events);
             out.bad += list.bad;
         }
         Ok(out)
@@ -894,6 +931,7 @@ pub(crate) fn read(
         })
         .collect();
 
+    let interactions = crate::interactions::of_entries(&entries.events, THREAD);
     // The profile: the samples on the page's thread, in chunks, deltas from t0.
     let mut b = ProfileBuilder::new(Origin {
         thread: THREAD,
@@ -943,6 +981,7 @@ pub(crate) fn read(
         broken: None,
         sample_interval: Some(interval),
         entries: Default::default(),
+        interactions,
     })
 }
 

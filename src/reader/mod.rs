@@ -106,6 +106,8 @@ pub(crate) struct Recording {
     /// A trace's entry-point events by thread, for each task's trigger (empty for field
     /// data, whose LoAF entries say it instead).
     pub entries: EntryIndex,
+    /// The page's interactions (Event Timing), in `ts` order, INP marked.
+    pub interactions: Vec<crate::interactions::Interaction>,
 }
 
 /// Entry-point events of the threads in scope, each list sorted by `ts` (longer first on

@@ -95,6 +95,10 @@ pub(crate) fn read(
         ));
     }
     let broken = (!broken.is_empty()).then(|| broken.join("; "));
+    let interactions = crate::interactions::interactions(
+        &std::mem::take(&mut trace.event_timings),
+        &trace.navigations,
+    );
     let mut recording = Recording {
         tasks: long,
         top_level,
@@ -116,6 +120,7 @@ pub(crate) fn read(
             std::mem::take(&mut trace.timer_installs),
             &threads,
         ),
+        interactions,
     };
     read_entry_details(&mut recording, file);
     later.keep(trace);
@@ -134,6 +139,14 @@ fn read_entry_details(rec: &mut Recording, file: Option<&[u8]>) {
             continue;
         };
         let inside = scan::records::entries_inside(list, t.task.ts, t.task.dur);
+        scan::read_entry_details(&mut list[inside], file, &mut parser, &mut rec.diagnostics);
+    }
+    // And those inside the interactions, whose phases have triggers too.
+    for i in &rec.interactions {
+        let Some(list) = rec.entries.by_thread.get_mut(&i.event.thread) else {
+            continue;
+        };
+        let inside = scan::records::entries_overlapping(list, i.event.ts, i.event.end);
         scan::read_entry_details(&mut list[inside], file, &mut parser, &mut rec.diagnostics);
     }
     rec.diagnostics.add(scan::args::STRINGS_CUT, parser.cut);

@@ -17,7 +17,7 @@ use crate::enrich::FrameNotes;
 use crate::enrich::party::FrameParty;
 
 #[derive(Serialize)]
-struct Frame<'a> {
+pub(super) struct Frame<'a> {
     function: &'a str,
     url: Option<&'a str>,
     line: Option<u32>,
@@ -37,7 +37,7 @@ struct Frame<'a> {
 }
 
 impl<'a> Frame<'a> {
-    fn new(f: &'a ChainFrame, notes: Option<&'a FrameNotes>) -> Self {
+    pub(super) fn new(f: &'a ChainFrame, notes: Option<&'a FrameNotes>) -> Self {
         let o = f.original.as_deref();
         let p = notes.and_then(|n| n.party.as_ref());
         Frame {
@@ -59,12 +59,12 @@ impl<'a> Frame<'a> {
 }
 
 /// `first-party` / `third-party`, or null.
-fn party_text(p: Option<&FrameParty>) -> Option<&'static str> {
+pub(super) fn party_text(p: Option<&FrameParty>) -> Option<&'static str> {
     p.and_then(|p| p.party).map(|p| p.as_str())
 }
 
 /// The vendor's entity name, or null.
-fn vendor_text(p: Option<&FrameParty>) -> Option<&str> {
+pub(super) fn vendor_text(p: Option<&FrameParty>) -> Option<&str> {
     p.and_then(|p| p.vendor.as_deref()).map(|e| e.name.as_str())
 }
 

@@ -1,6 +1,6 @@
 //! `--markdown`: a short report of a batch for `$GITHUB_STEP_SUMMARY` or a pull-request
 //! comment: totals, the files with the most blocking time, who owns the blocking time, the
-//! top chains, budget breaches and failed files.
+//! top chains, the slowest interactions, budget breaches and failed files.
 
 use std::io::Write;
 
@@ -21,6 +21,57 @@ pub struct FileLine {
     pub max_task: TimeDelta,
 }
 
+/// One interaction's line in "Slowest interactions".
+#[derive(Clone, Debug, PartialEq)]
+pub struct InteractionLine {
+    /// The file.
+    pub file: String,
+    /// `pointer`, `keyboard` or `other`, with the event type (`pointer (click)`).
+    pub kind: String,
+    /// Input to next paint.
+    pub duration: TimeDelta,
+    /// Input delay, processing, presentation delay.
+    pub phases: [TimeDelta; 3],
+    /// The longest phase's name and its chain text (empty when it has none).
+    pub longest: (&'static str, String),
+    /// It is the INP interaction of its page.
+    pub is_inp: bool,
+}
+
+impl InteractionLine {
+    /// The line of one reported interaction.
+    pub fn of(r: &super::interactions::InteractionRow) -> InteractionLine {
+        let i = &r.interaction;
+        let longest = r.longest_phase().map_or(("", String::new()), |p| {
+            (p.phase.as_str(), super::chain_text(&p.row.chain))
+        });
+        InteractionLine {
+            file: r.file.to_string(),
+            kind: format!("{} ({})", i.category.as_str(), i.event.event_type),
+            duration: i.duration(),
+            phases: [i.input_delay(), i.processing(), i.presentation_delay()],
+            longest,
+            is_inp: i.is_inp,
+        }
+    }
+}
+
+/// Keeps the `n` slowest of `lines` and `more`, slowest first (ties: by file, then as
+/// given).
+pub fn keep_slowest(
+    lines: &mut Vec<InteractionLine>,
+    more: impl IntoIterator<Item = InteractionLine>,
+    n: usize,
+) {
+    lines.extend(more);
+    lines.sort_by(|a, b| {
+        b.duration
+            .cmp(&a.duration)
+            .then_with(|| a.file.cmp(&b.file))
+    });
+    lines.truncate(n);
+}
+
 /// What the report shows.
 #[derive(Debug, Default)]
 pub struct MarkdownReport {
@@ -36,6 +87,8 @@ pub struct MarkdownReport {
     pub top_chains: Vec<(String, String, TimeDelta, u64)>,
     /// Owners of the long tasks' leaf frames, most blocking time first.
     pub owners: Vec<super::aggregate::OwnerLine>,
+    /// The slowest interactions of every file (at most 10, [`keep_slowest`]).
+    pub slowest_interactions: Vec<InteractionLine>,
     /// Budget breaches, as sentences.
     pub breaches: Vec<String>,
     /// Failed files, as sentences.
@@ -129,6 +182,39 @@ impl MarkdownReport {
                     cell(leaf),
                     n,
                     millis_text(*t)
+                )?;
+            }
+            writeln!(out)?;
+        }
+        if !self.slowest_interactions.is_empty() {
+            writeln!(out, "### Slowest interactions\n")?;
+            writeln!(
+                out,
+                "Input to next paint; INP marks each page's INP interaction. The chain is the \
+                 longest phase's.\n"
+            )?;
+            writeln!(
+                out,
+                "| file | type | ms | input delay ms | processing ms | presentation delay ms | longest phase | chain |"
+            )?;
+            writeln!(out, "|---|---|---:|---:|---:|---:|---|---|")?;
+            for l in &self.slowest_interactions {
+                writeln!(
+                    out,
+                    "| {} | {}{} | {} | {} | {} | {} | {} | {} |",
+                    cell(&l.file),
+                    cell(&l.kind),
+                    if l.is_inp { " INP" } else { "" },
+                    millis_text(l.duration),
+                    millis_text(l.phases[0]),
+                    millis_text(l.phases[1]),
+                    millis_text(l.phases[2]),
+                    l.longest.0.replace('_', " "),
+                    if l.longest.1.is_empty() {
+                        String::new()
+                    } else {
+                        format!("`{}`", cell(&shorten(&l.longest.1, 90)))
+                    }
                 )?;
             }
             writeln!(out)?;

@@ -8,6 +8,7 @@ pub mod aggregate;
 pub mod chain_key;
 pub mod csv;
 pub mod folded;
+pub mod interactions;
 pub mod json;
 pub mod markdown;
 pub mod parquet;
@@ -320,6 +321,8 @@ pub struct FileReport {
     /// With `collect_stacks`: the samples inside long tasks by folded stack (path,
     /// samples, time), summed over the file's tasks, sorted by path.
     pub stacks: Vec<(String, u64, TimeDelta)>,
+    /// The page's interactions with their phases' chains, in `ts` order.
+    pub interactions: Vec<interactions::InteractionRow>,
 }
 
 /// Per-file counts (durations in ns; reports write ms).
@@ -348,6 +351,11 @@ pub struct FileStats {
     pub frames: u32,
     /// Of those, frames a source map gave an original position.
     pub frames_symbolicated: u32,
+    /// Interactions (Event Timing, docs/METHOD.md §2.8).
+    pub interactions: usize,
+    /// Interaction to Next Paint: the longest duration among the INP interactions of the
+    /// trace's navigations (one navigation: its INP); `None` without interactions.
+    pub inp: Option<TimeDelta>,
 }
 
 impl FileStats {

@@ -491,6 +491,8 @@ pub fn summary_schema() -> SchemaRef {
         int64("samples", true),
         int64("warnings", true),
         float64("frames_symbolicated", true),
+        int64("interactions", true),
+        float64("inp_ms", true),
     ]))
 }
 
@@ -533,6 +535,10 @@ impl<W: Write> SummaryParquet<W> {
             n(r.diagnostics.kinds() as u64),
             Arc::new(arrow_array::Float64Array::from(vec![
                 s.symbolicated_share(),
+            ])),
+            n(s.interactions as u64),
+            Arc::new(arrow_array::Float64Array::from(vec![
+                s.inp.map(millis_exact),
             ])),
         ];
         let batch = RecordBatch::try_new(summary_schema(), columns).map_err(to_io)?;

@@ -9,8 +9,9 @@ use crate::report::FileReport;
 /// The columns, in order. Times in ms with 3 decimals; `attributed_share` is the share of
 /// long-task time in rows with status `ok` (empty without long tasks); `frames_symbolicated`
 /// the share of the long tasks' chain frames (those with a script URL) that a source map
-/// gave an original (empty without such frames).
-pub const COLUMNS: [&str; 15] = [
+/// gave an original (empty without such frames); `interactions` the Event Timing
+/// interactions and `inp_ms` their INP (docs/METHOD.md §2.8; empty without interactions).
+pub const COLUMNS: [&str; 17] = [
     "file",
     "bytes",
     "status",
@@ -26,6 +27,8 @@ pub const COLUMNS: [&str; 15] = [
     "samples",
     "warnings",
     "frames_symbolicated",
+    "interactions",
+    "inp_ms",
 ];
 
 /// Writes summary rows, as CSV or Parquet.
@@ -79,6 +82,8 @@ impl<W: Write> SummaryWriter<W> {
             &s.samples.to_string(),
             &r.diagnostics.kinds().to_string(),
             &symbolicated,
+            &s.interactions.to_string(),
+            &s.inp.map_or(String::new(), ms),
         ])
         .map_err(std::io::Error::other)
     }

@@ -206,7 +206,7 @@ pub struct TimerInstall {
 /// An `EventTiming` event: Chrome's Event Timing entry of one input event (category
 /// `devtools.timeline`, nestable async `b` at the event's start, `e` at the next paint
 /// after it, paired by `id`; Chrome ≥ 103, `WindowPerformance::ReportEvent`). See
-/// docs/METHOD.md §2.7.
+/// docs/METHOD.md §2.8.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventTiming {
     /// The thread that wrote it (the renderer's main thread).
