@@ -24,7 +24,8 @@ use crate::output::{OutFile, check_outputs};
 use crate::report::aggregate::AggregateBy;
 pub(crate) use crate::report::sink::FileOutcome;
 use crate::report::sink::{
-    AggregateSink, FileDone, FoldedSink, MarkdownSink, Out, Sink, SummarySink, TaskSink, Totals,
+    AggregateSink, FileDone, FoldedSink, InteractionSink, MarkdownSink, Out, Sink, SummarySink,
+    TaskSink, Totals,
 };
 use crate::report::text::plural;
 use crate::report::{FileError, FileReport, Format, ReportRow, TableFormat, json};
@@ -88,6 +89,8 @@ pub struct Outputs {
     pub flamegraph: Option<PathBuf>,
     /// `--markdown`.
     pub markdown: Option<PathBuf>,
+    /// `--interactions`: one row per interaction (format by the name's extension).
+    pub interactions: Option<PathBuf>,
 }
 
 /// Counts for the one-line summary on stderr.
@@ -431,6 +434,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         (Output::Folded, o.folded.as_deref()),
         (Output::Flamegraph, o.flamegraph.as_deref()),
         (Output::Markdown, o.markdown.as_deref()),
+        (Output::Interactions, o.interactions.as_deref()),
     ];
     check_outputs(&wanted.map(|(w, p)| (w.flag(), p)), &read)?;
     let mut files = Vec::new();
@@ -526,6 +530,7 @@ enum Output {
     Folded,
     Flamegraph,
     Markdown,
+    Interactions,
 }
 
 impl Output {
@@ -538,6 +543,7 @@ impl Output {
             Output::Folded => "--folded",
             Output::Flamegraph => "--flamegraph",
             Output::Markdown => "--markdown",
+            Output::Interactions => "--interactions",
         }
     }
 
@@ -558,6 +564,10 @@ impl Output {
             Output::Folded => Box::new(FoldedSink::new(o.folded_weight, false, out)),
             Output::Flamegraph => Box::new(FoldedSink::new(o.folded_weight, true, out)),
             Output::Markdown => Box::new(MarkdownSink::new(o.chain_key, out)),
+            Output::Interactions => Box::new(InteractionSink::new(
+                o.interactions.as_deref().unwrap_or(Path::new("-")),
+                out,
+            )?),
         })
     }
 }

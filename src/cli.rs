@@ -257,7 +257,12 @@ pub struct Cli {
     /// Write a short Markdown report (for $GITHUB_STEP_SUMMARY or a pull-request comment).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
-    /// A per-file limit, KEY=VALUE (keys: long-tasks, tbt-ms, max-task-ms, long-task-ms);
+    /// Write every interaction (Event Timing: input delay, processing, presentation delay,
+    /// the call chain of each, INP): JSON, NDJSON, Parquet or CSV by the file's extension.
+    #[arg(long, value_name = "FILE")]
+    pub interactions: Option<PathBuf>,
+    /// A per-file limit, KEY=VALUE (keys: long-tasks, tbt-ms, max-task-ms, long-task-ms,
+    /// inp-ms);
     /// any breach makes the exit code 1. Repeatable.
     #[arg(long, value_name = "KEY=VALUE")]
     pub budget: Vec<String>,
@@ -629,6 +634,7 @@ impl Cli {
         let folded = expand("--folded", self.folded)?;
         let flamegraph = expand("--flamegraph", self.flamegraph)?;
         let markdown = expand("--markdown", self.markdown)?;
+        let interactions = expand("--interactions", self.interactions)?;
         settings.chain.collect_stacks = folded.is_some() || flamegraph.is_some();
         let format = self.format.map(Format::from).unwrap_or(match &output {
             Some(p) if is_parquet_name(p) => Format::Parquet,
@@ -677,6 +683,7 @@ impl Cli {
                 folded_weight: self.folded_weight.into(),
                 flamegraph,
                 markdown,
+                interactions,
             },
             budgets,
             report_options: Some(report_options),

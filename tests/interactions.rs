@@ -225,3 +225,110 @@ fn a_field_bundle_with_event_timing_entries_gives_the_same_rows() {
     let d = &r.phase(Phase::InputDelay).unwrap().row;
     assert_eq!(d.status.as_str(), "no_samples");
 }
+
+/// Runs `taskchain -q --interactions OUT ARGS...` and returns OUT's bytes.
+fn interactions_output(name: &str, args: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join(name);
+    crate::common::taskchain()
+        .args(["-q", "-o", "-", "--interactions"])
+        .arg(&out)
+        .args(args)
+        .arg(data_dir().join("inp_all_1.json.gz"))
+        .assert()
+        .success();
+    (tmp, out)
+}
+
+#[test]
+fn check_py_passes_on_the_interactions_json() {
+    let (_tmp, out) = interactions_output("i.json", &[]);
+    let dir = data_dir();
+    let run = std::process::Command::new("python3")
+        .arg(dir.join("check.py"))
+        .arg(dir.join("inp_all_1.groundtruth.json"))
+        .arg(&out)
+        .arg("--oracle-dir")
+        .arg(dir.join("oracle"))
+        .output()
+        .expect("python3 runs check.py");
+    let text = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{text}");
+    // 6 found, 6 × 4 times and INP, 5 chains (leaf + chain) and 10 phases without JS.
+    assert!(text.ends_with("50 passed, 0 failed\n"), "{text}");
+    // The JSON contract's keys, on the INP interaction (5428, the delayed click).
+    let v = json(&out);
+    let i = v["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["interaction_id"] == 5428)
+        .unwrap();
+    for key in [
+        "file",
+        "pid",
+        "tid",
+        "interaction_id",
+        "type",
+        "event_types",
+        "start_ts_us",
+        "duration_ms",
+        "input_delay_ms",
+        "processing_ms",
+        "presentation_delay_ms",
+        "is_inp",
+    ] {
+        assert!(i.get(key).is_some(), "{key}");
+    }
+    assert_eq!(i["type"], "pointer");
+    assert_eq!(i["start_ts_us"], 2801128708i64);
+    assert_eq!(i["duration_ms"], 180.568);
+    assert_eq!(i["is_inp"], true);
+    let p = &i["phases"]["input_delay"];
+    for key in [
+        "chain",
+        "samples",
+        "target_samples",
+        "stack_ms",
+        "confidence",
+        "status",
+    ] {
+        assert!(p.get(key).is_some(), "{key}");
+    }
+    let chain: Vec<&str> = p["chain"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["function"].as_str().unwrap())
+        .collect();
+    assert_eq!(chain.last(), Some(&"compactCache"));
+    assert_eq!(p["trigger"], "timer");
+    assert_eq!(p["long_tasks"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn the_csv_flattens_each_phase_and_the_summary_names_inp() {
+    let (tmp, out) = interactions_output("i.csv", &[]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    for col in [
+        "processing_chain",
+        "processing_confidence",
+        "input_delay_status",
+    ] {
+        assert!(header.contains(&col), "{col}");
+    }
+    assert_eq!(lines.count(), 6);
+    let summary = tmp.path().join("s.csv");
+    crate::common::taskchain()
+        .args(["-q", "-o", "-", "--summary"])
+        .arg(&summary)
+        .args(["--budget", "inp-ms=180"])
+        .arg(data_dir().join("inp_all_1.json.gz"))
+        .assert()
+        .code(1);
+    let s = std::fs::read_to_string(&summary).unwrap();
+    // 6 interactions; INP the delayed click's 180.568 ms, over a budget of 180.
+    assert!(s.lines().nth(1).unwrap().ends_with(",6,180.568"), "{s}");
+}

@@ -391,3 +391,56 @@ pub fn csv_fields(r: &InteractionRow) -> Vec<String> {
     f.push(tasks);
     f
 }
+
+/// `--interactions FILE`'s writer, its format chosen by the file's extension.
+pub enum InteractionWriter<W: Write> {
+    /// `.json`: `{"taskchain_version", "interactions": [...]}`.
+    Json(InteractionJsonWriter<W>),
+    /// `.ndjson` / `.jsonl`: one interaction a line.
+    Ndjson(W),
+    /// `.parquet`: the CSV's columns, typed.
+    Parquet(Box<super::parquet::InteractionParquet<W>>),
+    /// Anything else: CSV.
+    Csv(Box<InteractionCsvWriter<W>>),
+}
+
+impl<W: Write> InteractionWriter<W> {
+    /// Starts the output for `path` (JSON, NDJSON, Parquet or CSV by its extension, any
+    /// case; standard output `-` is CSV).
+    pub fn for_path(path: &std::path::Path, out: W) -> std::io::Result<Self> {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        Ok(match ext.as_str() {
+            "json" => InteractionWriter::Json(InteractionJsonWriter::new(out)?),
+            "ndjson" | "jsonl" => InteractionWriter::Ndjson(out),
+            "parquet" => {
+                InteractionWriter::Parquet(Box::new(super::parquet::InteractionParquet::new(out)?))
+            }
+            _ => InteractionWriter::Csv(Box::new(InteractionCsvWriter::new(out)?)),
+        })
+    }
+
+    /// Writes one file's interactions.
+    pub fn file(&mut self, rows: &[InteractionRow]) -> std::io::Result<()> {
+        match self {
+            InteractionWriter::Json(w) => rows.iter().try_for_each(|r| w.interaction(r)),
+            InteractionWriter::Ndjson(w) => {
+                rows.iter().try_for_each(|r| write_interaction_line(w, r))
+            }
+            InteractionWriter::Parquet(w) => w.file(rows),
+            InteractionWriter::Csv(w) => rows.iter().try_for_each(|r| w.interaction(r)),
+        }
+    }
+
+    /// Ends the output and returns the writer.
+    pub fn finish(self) -> std::io::Result<W> {
+        match self {
+            InteractionWriter::Json(w) => w.finish(),
+            InteractionWriter::Ndjson(mut w) => w.flush().map(|_| w),
+            InteractionWriter::Parquet(w) => w.finish(),
+            InteractionWriter::Csv(w) => w.finish(),
+        }
+    }
+}

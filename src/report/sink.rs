@@ -11,7 +11,7 @@ use super::aggregate::{AggregateBy, Aggregator};
 use super::chain_key::ChainKey;
 use super::csv::CsvWriter;
 use super::folded::{Folded, FoldedWeight};
-use super::markdown::{FileLine, MarkdownReport};
+use super::markdown::{FileLine, InteractionLine, MarkdownReport};
 use super::parquet::TaskParquet;
 use super::summary::SummaryWriter;
 use super::{FileError, FileReport, Format, ReportRow, TableFormat, json};
@@ -260,6 +260,33 @@ impl Sink for FoldedSink<'_> {
     }
 }
 
+/// `--interactions`: each file's interactions as it is done (JSON, NDJSON, CSV or Parquet
+/// by the file's extension).
+pub(crate) struct InteractionSink<'a>(super::interactions::InteractionWriter<BufWriter<Out<'a>>>);
+
+impl<'a> InteractionSink<'a> {
+    /// Starts the output for `path`, written to `out`.
+    pub(crate) fn new(path: &std::path::Path, out: Out<'a>) -> io::Result<Self> {
+        let out = BufWriter::with_capacity(1 << 16, out);
+        Ok(InteractionSink(
+            super::interactions::InteractionWriter::for_path(path, out)?,
+        ))
+    }
+}
+
+impl Sink for InteractionSink<'_> {
+    fn file_done(&mut self, done: &FileDone<'_>) -> io::Result<()> {
+        match done.outcome {
+            FileOutcome::Done(rep) => self.0.file(&rep.interactions),
+            _ => Ok(()),
+        }
+    }
+
+    fn finish(self: Box<Self>, _: &Totals) -> io::Result<()> {
+        self.0.finish()?.flush()
+    }
+}
+
 /// `--markdown`: totals, files, owners, top chains, breaches and failures, written at the
 /// end.
 pub(crate) struct MarkdownSink<'a> {
@@ -305,6 +332,11 @@ impl Sink for MarkdownSink<'_> {
                     max_task: rep.stats.max_task,
                 });
                 m.breaches.extend(done.breaches.iter().cloned());
+                super::markdown::keep_slowest(
+                    &mut m.slowest_interactions,
+                    rep.interactions.iter().map(InteractionLine::of),
+                    10,
+                );
             }
             FileOutcome::Failed(e) => m.failed.push(e.error.clone()),
             FileOutcome::Skipped(_) | FileOutcome::LeftOut(_) => {}
