@@ -680,14 +680,7 @@ pub(crate) fn resolve_chains(
         }
         let made = chains.into_iter().map(|(mut c, t)| {
             let notes = enricher.task(&c);
-            c.flags.set(Flags::TRUNCATED_FILE, rec.truncated);
-            c.flags.set(Flags::DAMAGED_FILE, rec.damaged);
-            c.flags.set(Flags::STRING_CUT, strings_cut);
-            // In a cut-off file, a thread without a profile may have had one in the part
-            // not written: that is the cut's doing, not the recording's.
-            if rec.truncated && c.status == chain::ChainStatus::NoProfile {
-                c.status = chain::ChainStatus::ProfileCutOff;
-            }
+            file_flags(&mut c, rec, strings_cut);
             let name = thread_names.get(&c.task.thread).unwrap_or(&no_name);
             let mut row = ReportRow::new(&file_name, name, rec.first_ts, c);
             row.task_source = t.source;
@@ -780,12 +773,7 @@ fn interaction_rows(
                 .map(|(phase, mut c)| {
                     symbolication.task(&mut c);
                     let notes = enricher.task(&c);
-                    c.flags.set(Flags::TRUNCATED_FILE, rec.truncated);
-                    c.flags.set(Flags::DAMAGED_FILE, rec.damaged);
-                    c.flags.set(Flags::STRING_CUT, strings_cut);
-                    if rec.truncated && c.status == chain::ChainStatus::NoProfile {
-                        c.status = chain::ChainStatus::ProfileCutOff;
-                    }
+                    file_flags(&mut c, rec, strings_cut);
                     let long_tasks = if phase == Phase::InputDelay {
                         overlapping_tasks(rec, c.task.thread, c.task.ts, c.task.end())
                     } else {
@@ -819,6 +807,18 @@ fn interaction_rows(
             }
         })
         .collect()
+}
+
+/// Sets the flags the file gives every row (`truncated_file`, `damaged_file`,
+/// `string_cut`); in a cut-off file, a thread without a profile may have had one in the
+/// part not written: that is the cut's doing (`profile_cut_off`), not the recording's.
+fn file_flags(c: &mut chain::TaskChain, rec: &Recording, strings_cut: bool) {
+    c.flags.set(Flags::TRUNCATED_FILE, rec.truncated);
+    c.flags.set(Flags::DAMAGED_FILE, rec.damaged);
+    c.flags.set(Flags::STRING_CUT, strings_cut);
+    if rec.truncated && c.status == chain::ChainStatus::NoProfile {
+        c.status = chain::ChainStatus::ProfileCutOff;
+    }
 }
 
 /// The long tasks of `thread` that overlap `[start, end)`, with the overlap.

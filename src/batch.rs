@@ -402,7 +402,7 @@ pub struct RunOutcome {
 }
 
 /// Runs the whole job: opens every output (so a bad path fails before any work), hands
-/// each file's rows and outcome to the outputs' sinks ([`crate::report::sink`]) as files
+/// each file's rows and outcome to the outputs' sinks (`report::sink`) as files
 /// finish, runs the budgets, and puts the outputs in place once every sink is finished.
 pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     let o = &cfg.outputs;

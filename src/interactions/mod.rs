@@ -1,15 +1,15 @@
 //! Interactions: a trace's `EventTiming` events → the page's interactions, their three
 //! phases and INP, as the DevTools trace engine finds them (docs/METHOD.md §2.8).
 //!
-//! 1. [`pair`]: begin and end events paired by id in time order, each end taking the last
+//! 1. `pair`: begin and end events paired by id in time order, each end taking the last
 //!    unmatched begin of its id; begins of no interaction (`interactionId` 0 or missing,
 //!    `duration` under 1 ms) are never paired, and a pair whose begin lacks a `type` or one
 //!    of the three page-clock times is dropped (DevTools' `UserInteractionsHandler`).
-//! 2. [`remove_nested`]: of the events of one category (pointer, keyboard, other) that end
+//! 2. `remove_nested`: of the events of one category (pointer, keyboard, other) that end
 //!    at the same paint, the earliest is kept, with the earliest processing start and the
 //!    latest processing end of those it hides.
 //! 3. [`Interaction`]s: per `interactionId`, its longest kept event.
-//! 4. [`mark_inp`]: per navigation, interactions sorted by duration (longest first), INP
+//! 4. `mark_inp`: per navigation, interactions sorted by duration (longest first), INP
 //!    the one at `min(9, floor(n / 50))` (DevTools' `INPBreakdown` insight).
 
 use std::collections::HashMap;

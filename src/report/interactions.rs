@@ -265,7 +265,7 @@ const PHASE_COLUMNS: [&str; 11] = [
     "trigger_detail",
 ];
 
-/// The interaction CSV's columns: the interaction's, then [`PHASE_COLUMNS`] for each
+/// The interaction CSV's columns: the interaction's, then the phase columns (`chain`, `leaf_function`, …) for each
 /// phase (`input_delay_chain`, ..., `presentation_delay_trigger_detail`), then the long
 /// tasks overlapping the input delay.
 pub fn csv_columns() -> Vec<String> {
