@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::Arc;
 
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use serde::Serialize;
 
 use super::json::{Frame, party_text, vendor_text};
@@ -399,7 +401,7 @@ pub enum InteractionWriter<W: Write> {
     /// `.ndjson` / `.jsonl`: one interaction a line.
     Ndjson(W),
     /// `.parquet`: the CSV's columns, typed.
-    Parquet(Box<super::parquet::InteractionParquet<W>>),
+    Parquet(Box<InteractionParquet<W>>),
     /// Anything else: CSV.
     Csv(Box<InteractionCsvWriter<W>>),
 }
@@ -415,9 +417,7 @@ impl<W: Write> InteractionWriter<W> {
         Ok(match ext.as_str() {
             "json" => InteractionWriter::Json(InteractionJsonWriter::new(out)?),
             "ndjson" | "jsonl" => InteractionWriter::Ndjson(out),
-            "parquet" => {
-                InteractionWriter::Parquet(Box::new(super::parquet::InteractionParquet::new(out)?))
-            }
+            "parquet" => InteractionWriter::Parquet(Box::new(InteractionParquet::new(out)?)),
             _ => InteractionWriter::Csv(Box::new(InteractionCsvWriter::new(out)?)),
         })
     }
@@ -442,5 +442,91 @@ impl<W: Write> InteractionWriter<W> {
             InteractionWriter::Parquet(w) => w.finish(),
             InteractionWriter::Csv(w) => w.finish(),
         }
+    }
+}
+
+/// The version of the interaction table's columns.
+pub const INTERACTIONS_SCHEMA: &str = "interactions/1";
+
+/// The Arrow type of an interaction CSV column ([`super::interactions::csv_columns`]):
+/// ids and sample counts `Int64`, times and confidences `Float64`, `is_inp` `Boolean`,
+/// the rest `Utf8`.
+fn interaction_type(name: &str) -> DataType {
+    let counts = ["pid", "tid", "interaction_id"];
+    if counts.contains(&name) || name.ends_with("samples") {
+        DataType::Int64
+    } else if name.ends_with("_ms") || name.ends_with("_us") || name.ends_with("confidence") {
+        DataType::Float64
+    } else if name == "is_inp" {
+        DataType::Boolean
+    } else {
+        DataType::Utf8
+    }
+}
+
+/// The interaction table's schema: the CSV's columns, typed (ids and counts `Int64`, times and confidences `Float64`, `is_inp` `Boolean`, text `Utf8`).
+pub fn interactions_schema() -> SchemaRef {
+    Arc::new(Schema::new(
+        csv_columns()
+            .iter()
+            .map(|c| Field::new(c, interaction_type(c), c != "file"))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// `--interactions FILE.parquet`: the CSV's rows, typed, a batch per input file.
+pub struct InteractionParquet<W: Write> {
+    table: super::parquet::TableWriter<W>,
+}
+
+impl<W: Write> InteractionParquet<W> {
+    /// Starts the file.
+    pub fn new(out: W) -> std::io::Result<Self> {
+        Ok(InteractionParquet {
+            table: super::parquet::TableWriter::new(
+                out,
+                interactions_schema(),
+                INTERACTIONS_SCHEMA,
+            )?,
+        })
+    }
+
+    /// Writes one file's interactions as a batch (nothing for none).
+    pub fn file(&mut self, rows: &[InteractionRow]) -> std::io::Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let schema = interactions_schema();
+        let fields: Vec<Vec<String>> = rows.iter().map(csv_fields).collect();
+        let columns = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(k, f)| -> ArrayRef {
+                let text = fields.iter().map(|r| r[k].as_str());
+                match f.data_type() {
+                    DataType::Int64 => Arc::new(arrow_array::Int64Array::from(
+                        text.map(|t| t.parse::<i64>().ok()).collect::<Vec<_>>(),
+                    )),
+                    DataType::Float64 => Arc::new(arrow_array::Float64Array::from(
+                        text.map(|t| t.parse::<f64>().ok()).collect::<Vec<_>>(),
+                    )),
+                    DataType::Boolean => Arc::new(arrow_array::BooleanArray::from(
+                        text.map(|t| Some(t == "true")).collect::<Vec<_>>(),
+                    )),
+                    _ => Arc::new(arrow_array::StringArray::from(
+                        text.map(|t| (!t.is_empty()).then_some(t))
+                            .collect::<Vec<_>>(),
+                    )),
+                }
+            })
+            .collect();
+        let batch = RecordBatch::try_new(schema, columns).map_err(std::io::Error::other)?;
+        self.table.write(&batch)
+    }
+
+    /// Writes the footer.
+    pub fn finish(self) -> std::io::Result<W> {
+        self.table.finish()
     }
 }
