@@ -22,11 +22,13 @@ use crate::gate::{self, Breach};
 use crate::input::{self, InputPath};
 use crate::output::{OutFile, check_outputs};
 use crate::report::aggregate::AggregateBy;
+use crate::report::html::HtmlSink;
 pub(crate) use crate::report::sink::FileOutcome;
 use crate::report::sink::{
     AggregateSink, FileDone, FoldedSink, InteractionSink, MarkdownSink, Out, Sink, SummarySink,
     TaskSink, Totals,
 };
+use crate::report::speedscope::SpeedscopeSink;
 use crate::report::text::plural;
 use crate::report::{FileError, FileReport, Format, ReportRow, TableFormat, json};
 use crate::vocab::DeferredDrop;
@@ -91,6 +93,12 @@ pub struct Outputs {
     pub markdown: Option<PathBuf>,
     /// `--interactions`: one row per interaction (format by the name's extension).
     pub interactions: Option<PathBuf>,
+    /// `--html`: the report as one self-contained page.
+    pub html: Option<PathBuf>,
+    /// `--html-tasks`: cards (with a flame chart) for this many of the longest tasks.
+    pub html_tasks: usize,
+    /// `--speedscope`: each long task's window as a speedscope profile.
+    pub speedscope: Option<PathBuf>,
 }
 
 /// Counts for the one-line summary on stderr.
@@ -435,6 +443,8 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         (Output::Flamegraph, o.flamegraph.as_deref()),
         (Output::Markdown, o.markdown.as_deref()),
         (Output::Interactions, o.interactions.as_deref()),
+        (Output::Html, o.html.as_deref()),
+        (Output::Speedscope, o.speedscope.as_deref()),
     ];
     check_outputs(&wanted.map(|(w, p)| (w.flag(), p)), &read)?;
     let mut files = Vec::new();
@@ -531,6 +541,8 @@ enum Output {
     Flamegraph,
     Markdown,
     Interactions,
+    Html,
+    Speedscope,
 }
 
 impl Output {
@@ -544,6 +556,8 @@ impl Output {
             Output::Flamegraph => "--flamegraph",
             Output::Markdown => "--markdown",
             Output::Interactions => "--interactions",
+            Output::Html => "--html",
+            Output::Speedscope => "--speedscope",
         }
     }
 
@@ -568,6 +582,8 @@ impl Output {
                 o.interactions.as_deref().unwrap_or(Path::new("-")),
                 out,
             )?),
+            Output::Html => Box::new(HtmlSink::new(o.html_tasks, o.chain_key, out)),
+            Output::Speedscope => Box::new(SpeedscopeSink::new(out)?),
         })
     }
 }

@@ -257,6 +257,16 @@ pub struct Cli {
     /// Write a short Markdown report (for $GITHUB_STEP_SUMMARY or a pull-request comment).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Write one self-contained HTML report (no script, nothing to load): the verdict, who
+    /// owns the blocking time, the top chains, and a card with a flame chart per long task.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Cards in --html for the N longest tasks; the next 1,000 are table rows.
+    #[arg(long, value_name = "N", default_value_t = 50, requires = "html")]
+    pub html_tasks: usize,
+    /// Write each long task's window as one sampled profile in speedscope's JSON format.
+    #[arg(long, value_name = "FILE")]
+    pub speedscope: Option<PathBuf>,
     /// Write every interaction (Event Timing: input delay, processing, presentation delay,
     /// the call chain of each, INP): JSON, NDJSON, Parquet or CSV by the file's extension.
     #[arg(long, value_name = "FILE")]
@@ -373,6 +383,10 @@ pub struct CompareArgs {
     /// Also write a Markdown report.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Also write the comparison as one self-contained HTML page: regressions,
+    /// improvements, new and gone chains, then the candidate set's report.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// What the command line asks for.
@@ -594,6 +608,10 @@ impl Cli {
                     return Err(format!("{flag} must be a percentage ≥ 0, got {p}"));
                 }
             }
+            if c.html.is_some() {
+                settings.chain.collect_timeline = true;
+                settings.chain.collect_alternatives = true;
+            }
             return Ok(Job::Compare(Box::new(CompareConfig {
                 base: c.base,
                 candidate: c.candidate,
@@ -602,6 +620,7 @@ impl Cli {
                 chain_key: self.analysis.chain_key.into(),
                 output: c.output,
                 markdown: c.markdown,
+                html: c.html,
                 analysis: settings,
                 jobs,
                 quiet: self.analysis.quiet,
@@ -635,7 +654,10 @@ impl Cli {
         let flamegraph = expand("--flamegraph", self.flamegraph)?;
         let markdown = expand("--markdown", self.markdown)?;
         let interactions = expand("--interactions", self.interactions)?;
+        let html = expand("--html", self.html)?;
+        let speedscope = expand("--speedscope", self.speedscope)?;
         settings.chain.collect_stacks = folded.is_some() || flamegraph.is_some();
+        settings.chain.collect_timeline = html.is_some() || speedscope.is_some();
         let format = self.format.map(Format::from).unwrap_or(match &output {
             Some(p) if is_parquet_name(p) => Format::Parquet,
             _ => Format::Csv,
@@ -643,6 +665,9 @@ impl Cli {
         let to_terminal = |p: Option<&std::path::Path>| {
             p.is_none_or(|p| p.as_os_str() == "-") && std::io::stdout().is_terminal()
         };
+        // JSON rows and the page name the runner-up stacks.
+        settings.chain.collect_alternatives =
+            html.is_some() || matches!(format, Format::Json | Format::Ndjson);
         if format == Format::Parquet && to_terminal(output.as_deref()) {
             return Err(
                 "--format parquet writes binary: give -o FILE or redirect standard output".into(),
@@ -684,6 +709,9 @@ impl Cli {
                 flamegraph,
                 markdown,
                 interactions,
+                html,
+                html_tasks: self.html_tasks,
+                speedscope,
             },
             budgets,
             report_options: Some(report_options),

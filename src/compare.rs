@@ -45,6 +45,8 @@ pub struct CompareConfig {
     pub output: Option<PathBuf>,
     /// Markdown output.
     pub markdown: Option<PathBuf>,
+    /// HTML output (`--html`).
+    pub html: Option<PathBuf>,
     /// Analysis settings.
     pub analysis: Settings,
     /// Threads.
@@ -422,16 +424,18 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
         &[
             ("-o", Some(cfg.output.as_deref().unwrap_or(Path::new("-")))),
             ("--markdown", cfg.markdown.as_deref()),
+            ("--html", cfg.html.as_deref()),
         ],
         &inputs,
     )?;
-    let (csv_file, md_file) = (
-        OutFile::open(cfg.output.as_deref(), false)?,
-        cfg.markdown
-            .as_deref()
+    let open = |p: &Option<PathBuf>| {
+        p.as_deref()
             .map(|p| OutFile::open(Some(p), false))
-            .transpose()?,
-    );
+            .transpose()
+    };
+    let csv_file = OutFile::open(cfg.output.as_deref(), false)?;
+    let md_file = open(&cfg.markdown)?;
+    let html_file = open(&cfg.html)?;
     let base = crate::batch::analyze_all(&cfg.base, &cfg.analysis, cfg.jobs, cfg.quiet)?;
     let cand = crate::batch::analyze_all(&cfg.candidate, &cfg.analysis, cfg.jobs, cfg.quiet)?;
     let changes = compare(
@@ -455,6 +459,30 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
     csv_file.fill(|w| write_csv(&changes, w))?;
     if let Some(f) = md_file {
         f.fill(|mut w| write_markdown(&changes, &failed, &mut w))?;
+    }
+    if let Some(f) = html_file {
+        use crate::report::html::{self, CompareLine, Comparison, Page};
+        let mut page = Page::new(html::DEFAULT_CARDS, cfg.chain_key);
+        html::add_reports(&mut page, &cand.reports, &cand.errors);
+        let comparison = Comparison {
+            base_traces: base.reports.len(),
+            candidate_traces: cand.reports.len(),
+            lines: changes
+                .iter()
+                .map(|c| CompareLine {
+                    change: c.change.as_str(),
+                    chain: c.chain.clone(),
+                    leaf: c.leaf.clone(),
+                    base_ms: c.base_ms,
+                    candidate_ms: c.candidate_ms,
+                    change_pct: c.change_pct,
+                    base_tasks: c.base_tasks,
+                    candidate_tasks: c.candidate_tasks,
+                    p_value: c.p_value,
+                })
+                .collect(),
+        };
+        f.fill(|mut w| page.write(Some(&comparison), &mut w))?;
     }
     if !cfg.quiet {
         let count = |k: ChangeKind| changes.iter().filter(|c| c.change == k).count();

@@ -89,6 +89,13 @@ impl Add for TimeDelta {
     }
 }
 
+impl std::ops::Sub for TimeDelta {
+    type Output = TimeDelta;
+    fn sub(self, rhs: TimeDelta) -> TimeDelta {
+        TimeDelta(self.0.saturating_sub(rhs.0))
+    }
+}
+
 impl std::iter::Sum for TimeDelta {
     fn sum<I: Iterator<Item = TimeDelta>>(iter: I) -> TimeDelta {
         iter.fold(TimeDelta::ZERO, |a, b| a + b)

@@ -14,6 +14,7 @@
 mod heaviest;
 pub mod phases;
 mod recursion;
+mod timeline;
 pub mod trigger;
 mod window;
 
@@ -21,6 +22,7 @@ use crate::profile::{CpuProfile, FrameIndex, FrameKind, ProfileSet, StackIndex, 
 use crate::tasks::LongTask;
 use crate::time::{TimeDelta, Timestamp};
 pub use recursion::CollapseRecursion;
+pub use timeline::{Alternative, TIMELINE_RUNS, Timeline, TimelineRun};
 pub(crate) use window::Window;
 
 /// How the target stack is chosen.
@@ -65,6 +67,12 @@ pub struct ChainConfig {
     /// Also count the window's samples by their leaf frame's script URL
     /// ([`TaskChain::leaf_urls`]), for the parties' sample shares.
     pub collect_leaf_urls: bool,
+    /// Also name the runner-up groups of the window ([`TaskChain::alternatives`]), for
+    /// JSON rows and the HTML report.
+    pub collect_alternatives: bool,
+    /// Also keep the window's samples over time ([`TaskChain::timeline`]), for flame
+    /// charts and speedscope.
+    pub collect_timeline: bool,
     /// Fewer samples than this in the window make a task low confidence whatever its
     /// ratio (3: field sampling is coarse, and two samples say little).
     pub min_samples: usize,
@@ -83,6 +91,8 @@ impl Default for ChainConfig {
             collapse: CollapseRecursion::Direct,
             collect_stacks: false,
             collect_leaf_urls: false,
+            collect_alternatives: false,
+            collect_timeline: false,
             min_samples: 3,
             gap: PROFILE_GAP,
         }
@@ -270,6 +280,12 @@ pub struct TaskChain {
     /// What started the task, for trace tasks (`trigger::of_task`, filled by the caller,
     /// which has the trace's entry points).
     pub trigger: Option<trigger::Trigger>,
+    /// With [`ChainConfig::collect_alternatives`] (and samples in the window): the
+    /// runner-up groups, largest first.
+    pub alternatives: Option<Vec<Alternative>>,
+    /// With [`ChainConfig::collect_timeline`] (and samples in the window): the window's
+    /// samples over time.
+    pub timeline: Option<Box<Timeline>>,
 }
 
 /// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`] (the
@@ -301,6 +317,8 @@ pub fn resolve(
         leaf_urls: Vec::new(),
         target_times: Vec::new(),
         trigger: None,
+        alternatives: None,
+        timeline: None,
     };
     out.flags.set(Flags::INCOMPLETE, task.incomplete);
     if !profiles.covers(task.thread) {
@@ -387,32 +405,51 @@ pub fn resolve(
             }
         }
     }
-    if let Some(p) = &final_pick {
-        out.target_times = target_times(&w, collapsed.as_ref(), p);
+    let Some(pick) = &final_pick else {
+        return Some(out);
+    };
+    let is_target = target_filter(&w, collapsed.as_ref(), pick);
+    out.target_times = target_times(&w, &*is_target, pick.samples);
+    if cfg.collect_alternatives {
+        out.alternatives = Some(match &collapsed {
+            Some(c) => timeline::alternatives(
+                &w,
+                c.len(),
+                |s| c.node_of(s) as usize,
+                &*is_target,
+                |g, _| recursion::collapsed_frames(profile, &c.path(g as u32)),
+            ),
+            None => timeline::alternatives(
+                &w,
+                profile.stacks.len(),
+                |s| s.index(),
+                &*is_target,
+                |_, s| chain_frames(profile, s),
+            ),
+        });
+    }
+    if cfg.collect_timeline {
+        let length = window.end.since(window.start);
+        let t = timeline::timeline(&w, window.start, length, &*is_target);
+        out.timeline = Some(Box::new(t));
     }
     Some(out)
 }
 
-/// Times of the candidates `pick` counted, in time order.
-fn target_times(
-    w: &window::Weighted<'_>,
-    collapsed: Option<&recursion::Collapsed>,
-    pick: &Pick,
-) -> Vec<Timestamp> {
+/// Which of the window's stacks `pick` counted: its stack (or collapsed node), and with
+/// `subtree` every stack under it.
+fn target_filter<'w>(
+    w: &'w window::Weighted<'_>,
+    collapsed: Option<&'w recursion::Collapsed>,
+    pick: &'w Pick,
+) -> Box<dyn Fn(StackIndex) -> bool + 'w> {
     let stacks = &w.profile.stacks;
-    let ts = w.ts();
-    // Sized once: the pick counted its samples (growing the vector page by page cost
-    // more than resolving the chain on traces with thousands of long tasks).
-    let mut out = Vec::with_capacity(pick.samples);
-    // Run by run: a run's samples share a stack, so they are all targets or none.
-    let mut take = |is_target: &dyn Fn(StackIndex) -> bool| {
-        for run in w.runs().iter().filter(|r| is_target(r.stack)) {
-            out.extend_from_slice(&ts[run.start..run.end]);
-        }
-    };
     match (&pick.target, collapsed) {
-        (Target::Collapsed(_, node), Some(c)) => take(&|s| c.holds(s, *node, pick.subtree)),
-        (Target::Stack(s), _) if !pick.subtree => take(&|r| r == *s),
+        (Target::Collapsed(_, node), Some(c)) => Box::new(move |s| c.holds(s, *node, pick.subtree)),
+        (Target::Stack(s), _) if !pick.subtree => {
+            let s = *s;
+            Box::new(move |r| r == s)
+        }
         (Target::Stack(s), _) => {
             // A stack is under `s` when its parent is (parents come first).
             let mut under = vec![false; stacks.len()];
@@ -422,9 +459,25 @@ fn target_times(
                     .parent(StackIndex::new(i))
                     .is_some_and(|p| under[p.index()]);
             }
-            take(&|r| under[r.index()])
+            Box::new(move |r| under[r.index()])
         }
-        (Target::Collapsed(..), None) => {}
+        (Target::Collapsed(..), None) => Box::new(|_| false),
+    }
+}
+
+/// Times of the candidates `is_target` counts (`samples` of them), in time order.
+fn target_times(
+    w: &window::Weighted<'_>,
+    is_target: &dyn Fn(StackIndex) -> bool,
+    samples: usize,
+) -> Vec<Timestamp> {
+    let ts = w.ts();
+    // Sized once: the pick counted its samples (growing the vector page by page cost
+    // more than resolving the chain on traces with thousands of long tasks).
+    let mut out = Vec::with_capacity(samples);
+    // Run by run: a run's samples share a stack, so they are all targets or none.
+    for run in w.runs().iter().filter(|r| is_target(r.stack)) {
+        out.extend_from_slice(&ts[run.start..run.end]);
     }
     out
 }
@@ -621,7 +674,7 @@ pub(crate) fn chain_frames(profile: &CpuProfile, stack: StackIndex) -> Vec<Chain
 }
 
 /// Frame `f` as reports show it (1-based line and column; `(anonymous)` for no name).
-fn chain_frame(profile: &CpuProfile, f: FrameIndex) -> ChainFrame {
+pub(crate) fn chain_frame(profile: &CpuProfile, f: FrameIndex) -> ChainFrame {
     let cf = profile.frames.get(f);
     let one_based = |v: i32| u32::try_from(v).ok().map(|v| v + 1);
     ChainFrame {

@@ -102,8 +102,13 @@ impl Collapsed {
         Some(Collapsed { nodes, of_stack })
     }
 
+    /// Number of collapsed nodes.
+    pub(super) fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
     /// The collapsed node of the candidates on window stack `s`.
-    fn node_of(&self, s: StackIndex) -> u32 {
+    pub(super) fn node_of(&self, s: StackIndex) -> u32 {
         self.of_stack[s.index()]
     }
 

@@ -183,6 +183,24 @@ impl FileSymbolication<'_> {
                 f.original = Some(Box::new(o));
             }
         }
+        // The runner-ups' and the timeline's frames get their originals too (not
+        // counted: the counts are the chain's).
+        if let Some(maps) = &mut self.maps {
+            let alternatives = c
+                .alternatives
+                .iter_mut()
+                .flatten()
+                .flat_map(|a| &mut a.chain);
+            let timeline = c.timeline.iter_mut().flat_map(|t| &mut t.frames);
+            for f in alternatives
+                .chain(timeline)
+                .filter(|f| !f.url.is_empty() && f.line.is_some())
+            {
+                if let Some(o) = maps.original(pid, &f.script_id, &f.url, f.line, f.column) {
+                    f.original = Some(Box::new(o));
+                }
+            }
+        }
         if let Some(maps) = &mut self.maps
             && !c.stacks.is_empty()
         {

@@ -246,6 +246,12 @@ impl<W: Write> InteractionJsonWriter<W> {
     }
 }
 
+/// One interaction as its JSON object (the HTML report's data).
+#[cfg(feature = "cli")]
+pub(crate) fn interaction_value(r: &InteractionRow) -> serde_json::Value {
+    serde_json::to_value(interaction_json(r)).unwrap_or_default()
+}
+
 /// Writes one interaction as an NDJSON line.
 pub fn write_interaction_line(out: &mut impl Write, r: &InteractionRow) -> std::io::Result<()> {
     serde_json::to_writer(&mut *out, &interaction_json(r))?;

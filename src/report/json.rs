@@ -5,7 +5,10 @@
 //! `"original_ignore_listed": true` for a source in the map's ignore list, and who owns
 //! it: `party`, `vendor`, `etld1` (null when unknown). A task's `party_shares`: the
 //! window's samples by the group of their leaf frame, shares in [0, 1] (3 decimals),
-//! largest first.
+//! largest first. With `alternatives` collected (JSON reports and `--html`), a task's
+//! `alternatives`: the runner-up groups of its window, largest first, each
+//! `{"chain", "samples", "stack_ms", "share"}` (`share`: `stack_ms` ÷ the task's duration,
+//! 3 decimals, as `confidence`).
 
 use std::io::Write;
 
@@ -120,6 +123,16 @@ struct Task<'a> {
     party_shares: Option<Shares<'a>>,
     trigger: Option<&'a str>,
     trigger_detail: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    alternatives: Option<Vec<Alternative<'a>>>,
+}
+
+#[derive(Serialize)]
+struct Alternative<'a> {
+    chain: Vec<Frame<'a>>,
+    samples: usize,
+    stack_ms: f64,
+    share: f64,
 }
 
 fn task(r: &ReportRow) -> Task<'_> {
@@ -179,7 +192,23 @@ fn task(r: &ReportRow) -> Task<'_> {
             .as_ref()
             .map(|t| t.detail.as_str())
             .filter(|d| !d.is_empty()),
+        alternatives: r.alternatives.as_ref().map(|alts| {
+            alts.iter()
+                .map(|a| Alternative {
+                    chain: a.chain.iter().map(|f| Frame::new(f, None)).collect(),
+                    samples: a.samples,
+                    stack_ms: millis_number(a.time),
+                    share: confidence_number(super::share_of(a.time, r.task_dur)),
+                })
+                .collect()
+        }),
     }
+}
+
+/// One task object as text (the HTML report's data).
+#[cfg(feature = "cli")]
+pub(crate) fn task_text(r: &ReportRow) -> String {
+    serde_json::to_string(&task(r)).expect("a task serialises")
 }
 
 /// `taskchain_version` in a JSON report: the package version, without the commit that

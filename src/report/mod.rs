@@ -8,12 +8,16 @@ pub mod aggregate;
 pub mod chain_key;
 pub mod csv;
 pub mod folded;
+#[cfg(feature = "cli")]
+pub(crate) mod html;
 pub mod interactions;
 pub mod json;
 pub mod markdown;
 pub mod parquet;
 #[cfg(feature = "cli")]
 pub(crate) mod sink;
+#[cfg(feature = "cli")]
+pub(crate) mod speedscope;
 pub mod summary;
 pub(crate) mod text;
 
@@ -150,6 +154,12 @@ pub struct ReportRow {
     /// What started the task (trace rows; `None` for field data, whose LoAF entry point
     /// says it).
     pub trigger: Option<crate::chain::trigger::Trigger>,
+    /// The runner-up groups of the window, when collected
+    /// ([`crate::chain::ChainConfig::collect_alternatives`]).
+    pub alternatives: Option<Vec<crate::chain::Alternative>>,
+    /// The window's samples over time, when collected
+    /// ([`crate::chain::ChainConfig::collect_timeline`]).
+    pub timeline: Option<Box<crate::chain::Timeline>>,
 }
 
 impl ReportRow {
@@ -179,6 +189,8 @@ impl ReportRow {
             notes: Default::default(),
             trace_id: None,
             trigger: c.trigger,
+            alternatives: c.alternatives,
+            timeline: c.timeline,
         }
     }
     /// The leaf frame (last of the chain).
@@ -188,6 +200,15 @@ impl ReportRow {
     /// The sort key of docs/METHOD.md §3: (file, pid, tid, task_ts_us).
     pub fn sort_key(&self) -> (&str, ThreadKey, Timestamp) {
         (&self.file, self.thread, self.task_ts)
+    }
+}
+
+/// `part ÷ whole` in [0, 1] (0 for an empty whole): a share of a task's time.
+pub fn share_of(part: TimeDelta, whole: TimeDelta) -> f64 {
+    if whole.as_nanos() > 0 {
+        (part.as_nanos() as f64 / whole.as_nanos() as f64).clamp(0.0, 1.0)
+    } else {
+        0.0
     }
 }
 

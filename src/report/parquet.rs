@@ -719,6 +719,8 @@ mod tests {
             notes: Default::default(),
             trace_id: Some("id".into()),
             trigger: None,
+            alternatives: None,
+            timeline: None,
         }
     }
 
