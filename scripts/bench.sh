@@ -9,7 +9,11 @@
 #   real .json.gz (the 40 public traces ×10, copied to $BENCH_DIR/batch: a folder search does not
 #   follow links out of the folder) on 2
 #   threads (also against the yardstick on zlib-rs for every file, `bytescan --zlib-rs`:
-#   the yardstick issue 19 names), and with --big a 4 GB trace.
+#   the yardstick issue 19 names), and with --big a 4 GB trace. The protobuf row and its
+#   JSON twin (issue 44): `proto-twin.pftrace`, the seven Perfetto protobuf recordings of
+#   tests/data/proto-chromium 20 times over (~216 MB), and `proto-twin.json`, the same
+#   events written as JSON without taskchain (scripts/make-proto-twin, ~294 MB): the same
+#   content in both formats, each against the yardstick over its own bytes.
 #   The yardstick (tools/bytescan.rs) is the fastest pass over the same bytes: memchr
 #   counting `{` over the mapped file, or over the .gz inflated by the decoder taskchain
 #   itself uses for it (libdeflate for one gzip member of at most 48 MiB inflated, else
@@ -48,7 +52,9 @@ if [ ${#files[@]} -eq 0 ]; then
       [ -f "$g" ] || cp "$f" "$g"
     done
   done
-  files=("$dir/profile-1g.json" "$dir/events-1g.json" "$dir/profile-1g.json.gz" "$dir/events-1g.json.gz" "$dir/batch")
+  [ -f "$dir/proto-twin.json" ] || scripts/make-proto-twin "$dir/proto-twin" 20
+  files=("$dir/profile-1g.json" "$dir/events-1g.json" "$dir/profile-1g.json.gz" "$dir/events-1g.json.gz"
+    "$dir/proto-twin.pftrace" "$dir/proto-twin.json" "$dir/batch")
   if [ $big = 1 ]; then
     [ -f "$dir/profile-4g.json" ] || scripts/make-big-trace $shared/public/lighthouse/cpu-profiler-m86.trace.json.gz "$dir/profile-4g.json" 4.2G
     files+=("$dir/profile-4g.json")
