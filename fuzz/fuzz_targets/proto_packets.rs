@@ -35,8 +35,8 @@ fuzz_target!(|data: &[u8]| {
     let (knobs, trace) = common::control(data);
     let block = 1 + (knobs as usize >> 2);
     let whole = scan_proto(trace);
-    let blocks = trace.chunks(block).map(|c| Ok(c.to_vec()));
-    let (streamed, error) = scan_proto_stream(Vec::new(), true, &mut blocks.into_iter());
+    let mut blocks = trace.chunks(block).map(|c| Ok(c.to_vec()));
+    let (streamed, error) = scan_proto_stream(Vec::new(), true, &mut blocks);
     assert!(error.is_none());
     assert_eq!(summary(&whole), summary(&streamed), "blocks of {block}");
 
