@@ -302,7 +302,7 @@ fn analyze_whole(
     if let Some((from, to)) =
         envelope::metadata_range(bytes, start, trace.closed_at.map(|c| c as usize))
     {
-        trace.embedded_maps = envelope::embedded_maps(&bytes[from..to]);
+        trace.embedded_maps = envelope::embedded_maps(&bytes[from..to], &mut trace.diagnostics);
     }
     let rec = reader::trace::read(
         trace,

@@ -16,13 +16,17 @@
 //! with oxc), not the map's `names` entry, which minifiers leave out or put elsewhere.
 
 mod load;
+mod mappings;
 mod names;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use load::{LoadedMap, MapFolder, path_inside, read_bounded, source_mapping_url, without_query};
+use load::{
+    Loaded, LoadedMap, MapFolder, data_url_text, path_inside, read_bounded, source_mapping_url,
+    without_query,
+};
 pub(crate) use load::{MAX_SOURCE_BYTES, MapCache};
 
 use crate::chain::{ChainFrame, OriginalFrame, TaskChain};
@@ -107,6 +111,16 @@ impl Symbolicator {
             }
         }
         s
+    }
+
+    /// The folders maps, scripts and original sources are read from (`--source-maps`):
+    /// no output may be written inside them.
+    pub fn folders(&self) -> Vec<&Path> {
+        self.mirrors
+            .iter()
+            .map(|(_, d)| d.as_path())
+            .chain(self.folders.iter().map(|f| f.root.as_path()))
+            .collect()
     }
 
     /// The `sourceMappingURL` comment of the local script at `path` (none when it cannot
@@ -243,6 +257,9 @@ struct FileMaps<'s> {
     embedded: HashMap<&'s str, &'s EmbeddedMap>,
     /// (pid, scriptId, url) → its map.
     found: HashMap<(i64, String, String), Option<Arc<LoadedMap>>>,
+    /// Maps given inline (embedded, `data:` URLs), by a hash of their text and its length:
+    /// this file's own, let go when it is done.
+    inline: std::cell::RefCell<HashMap<(u64, usize), Loaded>>,
     warned: BTreeSet<String>,
     warnings: Vec<String>,
 }
@@ -271,6 +288,7 @@ impl<'s> FileMaps<'s> {
             folded: HashMap::new(),
             embedded: embedded.iter().map(|e| (e.url.as_str(), e)).collect(),
             found: HashMap::new(),
+            inline: Default::default(),
             warned: BTreeSet::new(),
             warnings: Vec::new(),
         }
@@ -295,7 +313,13 @@ impl<'s> FileMaps<'s> {
                 m
             }
         }?;
-        let mut o = lookup(&map, line, column)?;
+        let (mut o, failure) = lookup(&map, line, column)?;
+        if let Some(why) = failure {
+            self.warn(format!(
+                "original source {} {why}; its frames keep no original function name",
+                o.source
+            ));
+        }
         o.in_chain_text = self.sym.chain_names == ChainNames::Original;
         Some(o)
     }
@@ -357,13 +381,18 @@ impl<'s> FileMaps<'s> {
         match self.resolve(pid, script_id, url) {
             Ok(m) => m,
             Err((what, why)) => {
-                if self.warned.insert(what.clone()) {
-                    self.warnings.push(format!(
-                        "source map {what} {why}; its frames keep their generated names"
-                    ));
-                }
+                self.warn(format!(
+                    "source map {what} {why}; its frames keep their generated names"
+                ));
                 None
             }
+        }
+    }
+
+    /// Adds `warning` once per file.
+    fn warn(&mut self, warning: String) {
+        if self.warned.insert(warning.clone()) {
+            self.warnings.push(warning);
         }
     }
 
@@ -381,7 +410,7 @@ impl<'s> FileMaps<'s> {
             .or_else(|| self.by_url.get(url).filter(|_| script_id.is_empty()));
         let embedded = self.embedded.get(url);
         if let Some(text) = embedded.and_then(|e| e.source_map.as_ref()) {
-            return cache
+            return self
                 .inline(text)
                 .map(Some)
                 .map_err(|w| (format!("embedded in the trace for {url}"), w));
@@ -391,7 +420,7 @@ impl<'s> FileMaps<'s> {
             .or(embedded.map(|e| e.source_map_url.as_str()))
             .filter(|m| !m.is_empty());
         if let Some(m) = map_url.filter(|m| m.starts_with("data:")) {
-            return data_url(cache, m, url);
+            return self.data_url(m, url);
         }
         if let Some((prefix, dir)) = self.mirror_of(url) {
             let rest = without_query(&url[prefix.len()..]);
@@ -418,7 +447,7 @@ impl<'s> FileMaps<'s> {
             };
             let Some(m) = map_url else { return Ok(None) };
             if m.starts_with("data:") {
-                return data_url(cache, &m, url);
+                return self.data_url(&m, url);
             }
             let abs = join_url(url, &m);
             let Some((p2, d2)) = self.mirror_of(&abs) else {
@@ -449,6 +478,36 @@ impl<'s> FileMaps<'s> {
         Ok(None)
     }
 
+    /// A map given as text, decoded once for this file.
+    fn inline(&self, text: &[u8]) -> Loaded {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = self.sym.cache.hasher.build_hasher();
+        h.write(text);
+        let key = (h.finish(), text.len());
+        if let Some(done) = self.inline.borrow().get(&key) {
+            return done.clone();
+        }
+        let mut bytes = Vec::new();
+        if bytes.try_reserve_exact(text.len()).is_err() {
+            return Err(format!(
+                "cannot be read: no memory for its {} bytes",
+                text.len()
+            ));
+        }
+        bytes.extend_from_slice(text);
+        let done = self.sym.cache.inline(bytes);
+        self.inline.borrow_mut().insert(key, done.clone());
+        done
+    }
+
+    /// The map of a `data:` URL `m` given for script `url`.
+    fn data_url(&self, m: &str, url: &str) -> Result<Option<Arc<LoadedMap>>, (String, String)> {
+        data_url_text(m)
+            .and_then(|text| self.inline(&text))
+            .map(Some)
+            .map_err(|w| (format!("in the data: URL of {url}"), w))
+    }
+
     /// The longest `--source-maps` prefix `url` starts with.
     fn mirror_of(&self, url: &str) -> Option<&'s (String, PathBuf)> {
         self.sym
@@ -457,17 +516,6 @@ impl<'s> FileMaps<'s> {
             .filter(|(p, _)| url.starts_with(p.as_str()))
             .max_by_key(|(p, _)| p.len())
     }
-}
-
-fn data_url(
-    cache: &MapCache,
-    m: &str,
-    url: &str,
-) -> Result<Option<Arc<LoadedMap>>, (String, String)> {
-    cache
-        .data_url(m)
-        .map(Some)
-        .map_err(|w| (format!("in the data: URL of {url}"), w))
 }
 
 /// `map` resolved against `base` (a script URL), as a browser resolves a map URL.
@@ -483,24 +531,22 @@ fn join_url(base: &str, map: &str) -> String {
 
 /// The original of generated 0-based `line`/`column`: the greatest mapping at or before
 /// it on the same line, and the original function holding the mapped position.
-fn lookup(map: &LoadedMap, line: u32, column: u32) -> Option<OriginalFrame> {
-    let t = map.map.lookup_token(line, column)?;
-    if t.get_dst_line() != line || !t.has_source() {
-        return None;
-    }
-    let src = t.get_src_id();
-    let (src_line, src_col) = (t.get_src_line(), t.get_src_col());
-    Some(OriginalFrame {
-        function: map
-            .functions(src)
-            .and_then(|f| f.name_at(src_line, src_col))
+/// With it, why the original source names no function when it could not be parsed.
+fn lookup(map: &LoadedMap, line: u32, column: u32) -> Option<(OriginalFrame, Option<String>)> {
+    let m = map.map.lookup(line, column)?;
+    let functions = map.functions(m.source);
+    let frame = OriginalFrame {
+        function: functions
+            .as_ref()
+            .and_then(|f| f.name_at(m.line, m.column))
             .map(str::to_string),
-        source: t.get_source()?.to_string(),
-        line: src_line + 1,
-        column: src_col + 1,
-        ignore_listed: map.ignored.get(src as usize).copied().unwrap_or(false),
+        source: map.map.source(m.source)?.into_owned(),
+        line: m.line + 1,
+        column: m.column + 1,
+        ignore_listed: map.map.is_ignored(m.source),
         in_chain_text: true,
-    })
+    };
+    Some((frame, functions.and_then(|f| f.failure.clone())))
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub(crate) mod identity;
 pub(crate) mod pages;
 #[cfg(feature = "cli")]
 pub(crate) mod paths;
+pub(crate) mod side;
 
 use std::fs::File;
 use std::io::Read;
@@ -85,7 +86,7 @@ impl InputPath {
     /// The path as reports show it (`-` for standard input).
     pub(crate) fn display_name(&self) -> String {
         match self {
-            InputPath::File(p) | InputPath::Found(p) => p.display().to_string(),
+            InputPath::File(p) | InputPath::Found(p) => crate::error::path_text(p),
             InputPath::Stdin => "-".to_string(),
         }
     }
@@ -276,57 +277,85 @@ fn open_special(
     };
     #[cfg(unix)]
     {
-        use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-        use std::os::unix::io::AsRawFd;
+        use std::os::unix::fs::FileTypeExt;
         if kind.is_fifo() {
-            let file = File::options()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(path)
-                .map_err(|source| Error::Io {
+            return match open_fifo(path) {
+                Ok(file) => stream(Box::new(file), input, reading),
+                Err(FifoError::Io(source)) => Err(Error::Io {
                     path: path.to_path_buf(),
                     source,
-                })?;
-            let fd = file.as_raw_fd();
-            // Wait a bounded time for a writer to write (or to come and go): Linux reports
-            // neither while no writer has opened the FIFO since we did.
-            let wait = FIFO_WAIT_MS.load(std::sync::atomic::Ordering::Relaxed);
-            let mut poll = libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
+                }),
+                Err(FifoError::Silent(why)) => Err(refuse(&why)),
             };
-            // SAFETY: poll on one pollfd that lives across the call.
-            let ready = unsafe { libc::poll(&mut poll, 1, wait.min(i32::MAX as u64) as i32) };
-            if ready == 0 {
-                return Err(refuse(&format!(
-                    "a FIFO (named pipe) that nothing wrote to within {} s",
-                    wait as f64 / 1000.0
-                )));
-            }
-            // Reads block again from here on.
-            // SAFETY: fcntl on a descriptor this function owns.
-            unsafe {
-                let flags = libc::fcntl(fd, libc::F_GETFL);
-                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
-            }
-            return stream(Box::new(file), input, reading);
         }
+    }
+    let _ = reading;
+    Err(refuse(special_kind(&kind)))
+}
+
+/// What a path that is neither a regular file nor a FIFO is, as a reason to refuse it.
+pub(crate) fn special_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
         if kind.is_char_device() {
-            return Err(refuse("a character device, not a regular file or a pipe"));
+            return "a character device, not a regular file or a pipe";
         }
         if kind.is_block_device() {
-            return Err(refuse("a block device, not a regular file or a pipe"));
+            return "a block device, not a regular file or a pipe";
         }
         if kind.is_socket() {
-            return Err(refuse("a socket, not a regular file or a pipe"));
+            return "a socket, not a regular file or a pipe";
         }
     }
     if kind.is_dir() {
-        return Err(refuse("a folder, not a regular file or a pipe"));
+        return "a folder, not a regular file or a pipe";
     }
-    let _ = reading;
-    Err(refuse("a special file, not a regular file or a pipe"))
+    "a special file, not a regular file or a pipe"
+}
+
+/// Why a FIFO could not be opened for reading.
+pub(crate) enum FifoError {
+    /// Opening it failed.
+    Io(std::io::Error),
+    /// Nothing wrote to it within [`FIFO_WAIT_MS`] (the reason, as a phrase).
+    Silent(String),
+}
+
+/// Opens the FIFO at `path` without blocking and waits a bounded time ([`FIFO_WAIT_MS`])
+/// for a writer to write (or to come and go); reads block again on the file returned.
+#[cfg(unix)]
+pub(crate) fn open_fifo(path: &std::path::Path) -> std::result::Result<File, FifoError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let file = File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(FifoError::Io)?;
+    let fd = file.as_raw_fd();
+    // Linux reports neither while no writer has opened the FIFO since we did.
+    let wait = FIFO_WAIT_MS.load(std::sync::atomic::Ordering::Relaxed);
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: poll on one pollfd that lives across the call.
+    let ready = unsafe { libc::poll(&mut poll, 1, wait.min(i32::MAX as u64) as i32) };
+    if ready == 0 {
+        return Err(FifoError::Silent(format!(
+            "a FIFO (named pipe) that nothing wrote to within {} s",
+            wait as f64 / 1000.0
+        )));
+    }
+    // Reads block again from here on.
+    // SAFETY: fcntl on a descriptor this function owns.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+    }
+    Ok(file)
 }
 
 /// A stream that cannot be mapped: its first block tells gzip (read whole, compressed,

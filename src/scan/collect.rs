@@ -107,6 +107,30 @@ fn source_mapping_comment(text: &str) -> Option<String> {
     (!url.is_empty()).then(|| url.to_string())
 }
 
+/// The string value of the first `"key"` in `raw` (one event's `args`), read whole: the
+/// args parser cuts strings at [`super::args::LONG_STRING`], but a map URL (`data:`, up to
+/// the 64 MiB a map may have) or a script's text (whose last line names its map) is read
+/// in full. `None` when the key is not there or its value is not a string.
+fn whole_string(raw: &[u8], key: &[u8]) -> Option<String> {
+    let mut from = 0;
+    while let Some(at) = memchr::memmem::find(&raw[from..], key).map(|a| a + from) {
+        from = at + key.len();
+        // Inside a string the key's quotes would be escaped.
+        if at > 0 && raw[at - 1] == b'\\' {
+            continue;
+        }
+        let rest = &raw[from..];
+        let colon = rest.iter().position(|b| !b.is_ascii_whitespace())?;
+        if rest[colon] != b':' {
+            continue;
+        }
+        let mut values =
+            serde_json::Deserializer::from_slice(&rest[colon + 1..]).into_iter::<String>();
+        return values.next()?.ok();
+    }
+    None
+}
+
 /// The thread of an event that is kept. (A `pid` or `tid` beyond i64 is counted where
 /// the event is kept: [`Collector::count_odd_ids`].)
 fn thread_of(ev: &TraceEvent<'_>) -> ThreadKey {
@@ -516,13 +540,19 @@ impl Collector {
                 None => int(id)?.to_string(),
             })
         };
+        let long = raw.len() > super::args::LONG_STRING;
         if has(b"\"sourceMapUrl\"") {
+            let whole_url = long
+                .then(|| whole_string(raw, b"\"sourceMapUrl\""))
+                .flatten();
             if let Some(rec) = self.with_data(ev, |d| {
                 Some(ScriptRecord {
                     pid,
                     script_id: script_id(d)?,
                     url: text(d, "url").unwrap_or_default(),
-                    source_map_url: text(d, "sourceMapUrl").filter(|m| !m.is_empty())?,
+                    source_map_url: whole_url
+                        .or_else(|| text(d, "sourceMapUrl"))
+                        .filter(|m| !m.is_empty())?,
                 })
             }) {
                 self.t.scripts.push(rec);
@@ -534,9 +564,13 @@ impl Collector {
                 self.elided_maps.insert((pid, id), url);
             }
         } else if !self.elided_maps.is_empty() && has(b"sourceMappingURL=") {
+            let whole_text = long.then(|| whole_string(raw, b"\"sourceText\"")).flatten();
             let found = self.with_data(ev, |d| {
                 let id = script_id(d)?;
-                let text = field(d, "sourceText")?.as_str()?;
+                let text = match &whole_text {
+                    Some(t) => t.as_str(),
+                    None => field(d, "sourceText")?.as_str()?,
+                };
                 Some((id, source_mapping_comment(text)?))
             });
             if let Some((id, map)) = found

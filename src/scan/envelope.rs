@@ -467,12 +467,19 @@ pub(crate) fn metadata_range(
 
 /// `metadata.sourceMaps` of a trace: `[{url, sourceMapUrl, sourceMap}]`, where `sourceMap`
 /// is the map object (or its JSON text). `metadata` is the JSON text of the metadata value.
-pub(crate) fn embedded_maps(metadata: &[u8]) -> Vec<super::records::EmbeddedMap> {
+/// Each entry is read on its own: one that is not such an object (`null`, a number, a
+/// `sourceMap` that is neither an object nor a string) is skipped and counted in
+/// `diagnostics`, the others kept; metadata that is not JSON is noted there.
+pub(crate) fn embedded_maps(
+    metadata: &[u8],
+    diagnostics: &mut crate::vocab::Diagnostics,
+) -> Vec<super::records::EmbeddedMap> {
     use super::records::EmbeddedMap;
+    use serde_json::value::RawValue;
     #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(rename = "sourceMaps", default)]
-        source_maps: Vec<Entry>,
+    struct Meta<'a> {
+        #[serde(rename = "sourceMaps", default, borrow)]
+        source_maps: Option<Vec<&'a RawValue>>,
     }
     #[derive(serde::Deserialize)]
     struct Entry {
@@ -481,31 +488,64 @@ pub(crate) fn embedded_maps(metadata: &[u8]) -> Vec<super::records::EmbeddedMap>
         #[serde(rename = "sourceMapUrl", default)]
         source_map_url: String,
         #[serde(rename = "sourceMap")]
-        source_map: Option<Box<serde_json::value::RawValue>>,
+        source_map: Option<Box<RawValue>>,
     }
-    let Ok(meta) = serde_json::from_slice::<Meta>(metadata) else {
-        return Vec::new();
+    let meta = match serde_json::from_slice::<Meta>(metadata) {
+        Ok(m) => m,
+        Err(e) => {
+            if memchr::memmem::find(metadata, b"\"sourceMaps\"").is_some() {
+                diagnostics.note(format!(
+                    "the trace's metadata holds \"sourceMaps\" but cannot be read ({e}): no embedded source map was read"
+                ));
+            }
+            return Vec::new();
+        }
     };
-    meta.source_maps
+    let mut bad = 0u64;
+    let maps = meta
+        .source_maps
+        .unwrap_or_default()
         .into_iter()
-        .map(|e| EmbeddedMap {
-            url: e.url,
-            source_map_url: e.source_map_url,
-            source_map: e.source_map.and_then(|raw| {
-                let t = raw.get();
-                if t.starts_with('"') {
-                    serde_json::from_str::<String>(t)
+        .filter_map(|raw| {
+            let e = serde_json::from_str::<Entry>(raw.get()).ok();
+            let map = e.map(|e| {
+                let text = e.source_map.as_ref().map(|m| m.get());
+                let source_map = match text {
+                    Some(t) if t.starts_with('"') => serde_json::from_str::<String>(t)
                         .ok()
-                        .map(String::into_bytes)
-                } else if t.starts_with('{') {
-                    Some(t.as_bytes().to_vec())
-                } else {
+                        .map(String::into_bytes),
+                    Some(t) if t.starts_with('{') => Some(t.as_bytes().to_vec()),
+                    _ => None,
+                };
+                let usable = source_map.is_some() || text.is_none_or(|t| t == "null");
+                (
+                    EmbeddedMap {
+                        url: e.url,
+                        source_map_url: e.source_map_url,
+                        source_map,
+                    },
+                    usable,
+                )
+            });
+            match map {
+                Some((m, true)) => Some(m),
+                Some((m, false)) => {
+                    bad += 1;
+                    Some(m)
+                }
+                None => {
+                    bad += 1;
                     None
                 }
-            }),
+            }
         })
-        .collect()
+        .collect();
+    diagnostics.add(BAD_EMBEDDED_MAPS, bad);
+    maps
 }
+
+/// The diagnostics kind of `metadata.sourceMaps` entries that cannot be read.
+pub(crate) const BAD_EMBEDDED_MAPS: &str = "metadata.sourceMaps entries that are not {url, sourceMapUrl, sourceMap} objects with a map object or text (skipped; the other entries are read)";
 
 #[cfg(test)]
 mod metadata_tests {
@@ -533,7 +573,7 @@ mod metadata_tests {
     #[test]
     fn embedded_maps_as_objects_or_text() {
         let meta = br#"{"source":"DevTools","sourceMaps":[{"url":"http://a/x.js","sourceMapUrl":"x.js.map","sourceMap":{"version":3,"sources":[],"names":[],"mappings":""}},{"url":"http://a/y.js","sourceMapUrl":"y.map","sourceMap":"{\"version\":3}"}]}"#;
-        let e = embedded_maps(meta);
+        let e = embedded_maps(meta, &mut Default::default());
         assert_eq!(e.len(), 2);
         assert_eq!(e[0].url, "http://a/x.js");
         assert_eq!(
@@ -541,6 +581,6 @@ mod metadata_tests {
             Some(&br#"{"version":3,"sources":[],"names":[],"mappings":""}"#[..])
         );
         assert_eq!(e[1].source_map.as_deref(), Some(&br#"{"version":3}"#[..]));
-        assert!(embedded_maps(b"{}").is_empty());
+        assert!(embedded_maps(b"{}", &mut Default::default()).is_empty());
     }
 }

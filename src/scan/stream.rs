@@ -72,8 +72,9 @@ pub(crate) fn scan_blocks(
         }
     };
     // DevTools writes `metadata` (with any embedded source maps) before the events.
+    let mut map_diagnostics = crate::vocab::Diagnostics::default();
     let embedded_maps = envelope::metadata_range(&buf, start, None)
-        .map(|(a, b)| envelope::embedded_maps(&buf[a..b]))
+        .map(|(a, b)| envelope::embedded_maps(&buf[a..b], &mut map_diagnostics))
         .unwrap_or_default();
     let mut pieces = Pieces {
         source,
@@ -164,6 +165,7 @@ pub(crate) fn scan_blocks(
     .map_err(StreamError::Scan)?;
     pieces.source.recycle(tail);
     t.embedded_maps = embedded_maps;
+    t.diagnostics.merge(&map_diagnostics);
     t.closed_at = first_close;
     // Read the stream to its end even after the events: gzip's integrity checks (CRC and
     // length) come last, and a corrupt file must not pass as a good one.

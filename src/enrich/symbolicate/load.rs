@@ -7,13 +7,11 @@
 //! the canonical path (symlinks resolved) must start with the folder's canonical path.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use sourcemap::{DecodedMap, SourceMap};
-
+use super::mappings::MapIndex;
 use super::names::FunctionIndex;
 
 /// Maps larger than this (64 MiB; a large app's map is a few MB) are refused with a
@@ -26,72 +24,96 @@ pub(crate) const MAX_SOURCE_BYTES: u64 = 64 << 20;
 /// A decoded map with what naming needs.
 #[derive(Debug)]
 pub(crate) struct LoadedMap {
-    /// The map (index maps flattened into one).
-    pub map: SourceMap,
-    /// Per source index: listed in `ignoreList` / `x_google_ignoreList`.
-    pub ignored: Vec<bool>,
+    /// The map (index maps' sections kept as sections), read for lookups.
+    pub map: MapIndex,
     /// Where the map file is, and the folder its sources must stay inside (for sources
     /// without `sourcesContent`); `None` for inline maps.
     pub place: Option<(PathBuf, PathBuf)>,
-    /// Per source index: its functions, parsed on first use.
-    functions: Vec<OnceLock<Option<FunctionIndex>>>,
+    /// Sources parsed so far (on first use), by index: only those frames land in.
+    functions: Mutex<HashMap<u32, ParsedSource>>,
 }
+
+/// A source's functions, parsed once (`None`: no text for it).
+type ParsedSource = Arc<OnceLock<Option<Arc<FunctionIndex>>>>;
 
 impl LoadedMap {
     /// Decodes `bytes` (a source map or an index map with `sections`). `place`: the map
     /// file and the folder its sources must stay inside.
     pub(crate) fn decode(
-        bytes: &[u8],
+        bytes: Vec<u8>,
         place: Option<(PathBuf, PathBuf)>,
     ) -> Result<LoadedMap, String> {
-        let raw = serde_json::from_slice::<Raw>(bytes)
-            .map_err(|e| format!("is not a source map (not JSON: {e})"))?;
-        if raw.mappings.is_none() && raw.sections.is_empty() {
-            return Err("is not a source map (no \"mappings\" nor \"sections\")".into());
-        }
-        let decoded =
-            sourcemap::decode_slice(bytes).map_err(|e| format!("is not a source map ({e})"))?;
-        let map = match decoded {
-            DecodedMap::Regular(m) => m,
-            DecodedMap::Index(i) => i
-                .flatten()
-                .map_err(|e| format!("index map cannot be read ({e})"))?,
-            DecodedMap::Hermes(h) => SourceMap::clone(&h),
-        };
-        let mut ignored_names = Vec::new();
-        raw.ignored(&mut ignored_names);
-        let ignored = map
-            .sources()
-            .map(|s| ignored_names.iter().any(|n| n == s))
-            .collect();
-        let functions = (0..map.get_source_count())
-            .map(|_| OnceLock::new())
-            .collect();
         Ok(LoadedMap {
-            map,
-            ignored,
+            map: MapIndex::read(bytes)?,
             place,
-            functions,
+            functions: Mutex::default(),
         })
+    }
+
+    /// Bytes the map holds (for the cache's bound), its parsed sources included.
+    pub(crate) fn held_bytes(&self) -> usize {
+        let parsed: usize = self
+            .functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .filter_map(|c| c.get().cloned().flatten())
+            .map(|f| f.held_bytes())
+            .sum();
+        self.map.held_bytes() + parsed
     }
 
     /// The functions of source `src`, parsed once: from `sourcesContent`, else from the
     /// local file the source names (relative to the map, inside its folder). `None` when
     /// neither is there.
-    pub(crate) fn functions(&self, src: u32) -> Option<&FunctionIndex> {
-        let cell = self.functions.get(src as usize)?;
+    pub(crate) fn functions(&self, src: u32) -> Option<Arc<FunctionIndex>> {
+        if src >= self.map.source_count() {
+            return None;
+        }
+        let cell = self
+            .functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(src)
+            .or_default()
+            .clone();
         cell.get_or_init(|| {
-            let name = self.map.get_source(src)?;
-            if let Some(text) = self.map.get_source_contents(src) {
-                return Some(FunctionIndex::parse(name, text));
+            let name = self.map.source(src)?;
+            let failed = |why: String| Some(Arc::new(FunctionIndex::failed(why)));
+            if let Some(len) = self.map.content_json_len(src) {
+                if len as u64 > MAX_PARSED_SOURCE_BYTES {
+                    return failed(too_large(len as u64));
+                }
+                return match self.map.content(src)? {
+                    Ok(text) => Some(Arc::new(FunctionIndex::parse(&name, &text))),
+                    Err(e) => failed(e),
+                };
             }
             let (file, root) = self.place.as_ref()?;
-            let path = local_source(file, root, name)?;
-            let text = read_bounded(&path, MAX_SOURCE_BYTES).ok()?;
-            Some(FunctionIndex::parse(name, &String::from_utf8_lossy(&text)))
+            let path = local_source(file, root, &name)?;
+            let text = match crate::input::side::read(&path, MAX_PARSED_SOURCE_BYTES) {
+                Ok(t) => t,
+                Err(e) if e.over_limit => return failed(e.why),
+                Err(_) => return None,
+            };
+            Some(Arc::new(FunctionIndex::parse(
+                &name,
+                &String::from_utf8_lossy(&text),
+            )))
         })
-        .as_ref()
+        .clone()
     }
+}
+
+/// Original sources longer than this (8 MiB; real ones are a few KB to a few hundred) are
+/// not parsed for names: a parse holds several times its text.
+pub(crate) const MAX_PARSED_SOURCE_BYTES: u64 = 8 << 20;
+
+fn too_large(len: u64) -> String {
+    format!(
+        "is {len} bytes, over the {} MiB a source is parsed for names",
+        MAX_PARSED_SOURCE_BYTES >> 20
+    )
 }
 
 /// The file a map's source names, when it is a relative path (or a `file:` URL) that
@@ -106,83 +128,51 @@ fn local_source(map_file: &Path, root: &Path, source: &str) -> Option<PathBuf> {
     canon.starts_with(root).then_some(canon)
 }
 
-/// The fields of a map read beside the decoder: `ignoreList` / `x_google_ignoreList`
-/// (the decoder reads neither in index maps' sections) and whether it has mappings.
-#[derive(serde::Deserialize, Default)]
-struct Raw {
-    #[serde(default)]
-    sources: Vec<Option<String>>,
-    mappings: Option<serde::de::IgnoredAny>,
-    #[serde(rename = "ignoreList")]
-    ignore_list: Option<Vec<u32>>,
-    #[serde(rename = "x_google_ignoreList")]
-    google: Option<Vec<u32>>,
-    #[serde(default)]
-    sections: Vec<Section>,
-}
-
-#[derive(serde::Deserialize)]
-struct Section {
-    map: Option<Raw>,
-}
-
-impl Raw {
-    /// Adds the source names its ignore list (and its sections') names to `out`.
-    fn ignored(&self, out: &mut Vec<String>) {
-        let list = self.ignore_list.as_ref().or(self.google.as_ref());
-        for &i in list.into_iter().flatten() {
-            if let Some(Some(s)) = self.sources.get(i as usize) {
-                out.push(s.clone());
-            }
-        }
-        for s in &self.sections {
-            if let Some(m) = &s.map {
-                m.ignored(out);
-            }
-        }
-    }
-}
-
-/// Reads `path` whole, refusing files over `limit` bytes.
+/// Reads `path` whole (a map, a script, an original source), refusing files over
+/// `limit` bytes, FIFOs nothing writes to and devices ([`crate::input::side::read`]).
 pub(super) fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, String> {
-    use std::io::Read;
-    let f = std::fs::File::open(path).map_err(|e| format!("cannot be read ({e})"))?;
-    let len = f
-        .metadata()
-        .map_err(|e| format!("cannot be read ({e})"))?
-        .len();
-    if len > limit {
-        return Err(format!(
-            "is {len} bytes, over the limit of {} MiB",
-            limit >> 20
-        ));
-    }
-    let mut out = Vec::with_capacity(len as usize);
-    f.take(limit + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| format!("cannot be read ({e})"))?;
-    if out.len() as u64 > limit {
-        return Err(format!("is over the limit of {} MiB", limit >> 20));
-    }
-    Ok(out)
+    crate::input::side::read(path, limit).map_err(|e| e.why)
 }
 
-/// The cache key of a map: a file as it is now, or the text of an inline map.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum MapKey {
-    File(PathBuf, u64, Option<std::time::SystemTime>),
-    Inline(u64, usize),
-}
+/// The cache key of a map file: its path as it is now.
+type FileKey = (PathBuf, u64, Option<std::time::SystemTime>);
 
 /// A map's load outcome: the map, or why it could not be used.
 pub(super) type Loaded = Result<Arc<LoadedMap>, String>;
 
-/// Maps decoded this run, shared by every trace of a batch.
-#[derive(Default)]
+/// Decoded map files kept at most, in bytes they hold ([`LoadedMap::held_bytes`]): the
+/// least recently used are let go past it (and read again if asked for again).
+pub(crate) const CACHE_BYTES: usize = 256 << 20;
+
+/// One map file of the cache.
+struct Cached {
+    cell: Arc<OnceLock<Loaded>>,
+    /// When it was last asked for (a counter).
+    used: u64,
+    /// What it held then.
+    bytes: usize,
+}
+
+/// Map files decoded this run, shared by every trace of a batch, bounded by bytes
+/// ([`CACHE_BYTES`]). Maps given inline (embedded in a trace, `data:` URLs) are the
+/// file's own: kept by its [`super::FileSymbolication`] until the file is done.
 pub(crate) struct MapCache {
-    maps: Mutex<HashMap<MapKey, Arc<OnceLock<Loaded>>>>,
+    files: Mutex<(HashMap<FileKey, Cached>, u64)>,
     decoded: AtomicU64,
-    hasher: foldhash::quality::RandomState,
+    pub(super) hasher: foldhash::quality::RandomState,
+    /// [`CACHE_BYTES`] (smaller in tests).
+    bound: usize,
+}
+
+impl Default for MapCache {
+    fn default() -> Self {
+        MapCache {
+            files: Mutex::default(),
+            decoded: AtomicU64::new(0),
+            hasher: Default::default(),
+            bound: CACHE_BYTES,
+        }
+    }
 }
 
 impl std::fmt::Debug for MapCache {
@@ -192,43 +182,75 @@ impl std::fmt::Debug for MapCache {
 }
 
 impl MapCache {
-    /// How many maps were decoded (or failed to decode) so far: each distinct map once.
+    /// How many maps were decoded (or failed to decode) so far: each distinct map file
+    /// once while it is cached, an inline map once per file.
     pub(crate) fn decoded(&self) -> u64 {
         self.decoded.load(Ordering::Relaxed)
-    }
-
-    fn get_or_load(&self, key: MapKey, load: impl FnOnce() -> Loaded) -> Loaded {
-        let cell = {
-            let mut maps = self.maps.lock().unwrap_or_else(|e| e.into_inner());
-            maps.entry(key).or_default().clone()
-        };
-        // Other threads wanting the same map wait here instead of decoding it again.
-        cell.get_or_init(|| {
-            self.decoded.fetch_add(1, Ordering::Relaxed);
-            load()
-        })
-        .clone()
     }
 
     /// The map file at `path` (already checked to be inside `root`).
     pub(crate) fn file(&self, path: &Path, root: &Path) -> Loaded {
         let meta = std::fs::metadata(path).map_err(|e| format!("cannot be read ({e})"))?;
-        if meta.len() > MAX_MAP_BYTES {
+        if meta.is_file() && meta.len() > MAX_MAP_BYTES {
             return Err(format!(
                 "is {} bytes, over the limit of {} MiB",
                 meta.len(),
                 MAX_MAP_BYTES >> 20
             ));
         }
-        let key = MapKey::File(path.to_path_buf(), meta.len(), meta.modified().ok());
-        self.get_or_load(key, || {
-            let bytes = read_bounded(path, MAX_MAP_BYTES)?;
-            LoadedMap::decode(&bytes, Some((path.to_path_buf(), root.to_path_buf()))).map(Arc::new)
-        })
+        let key = (path.to_path_buf(), meta.len(), meta.modified().ok());
+        let cell = {
+            let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+            let (map, tick) = &mut *files;
+            *tick += 1;
+            let e = map.entry(key.clone()).or_insert_with(|| Cached {
+                cell: Arc::default(),
+                used: 0,
+                bytes: 0,
+            });
+            e.used = *tick;
+            e.cell.clone()
+        };
+        // Other threads wanting the same map wait here instead of decoding it again.
+        let loaded = cell
+            .get_or_init(|| {
+                self.decoded.fetch_add(1, Ordering::Relaxed);
+                let bytes = read_bounded(path, MAX_MAP_BYTES)?;
+                LoadedMap::decode(bytes, Some((path.to_path_buf(), root.to_path_buf())))
+                    .map(Arc::new)
+            })
+            .clone();
+        let held = loaded.as_ref().map_or(64, |m| m.held_bytes());
+        self.bound_to(&key, held);
+        loaded
     }
 
-    /// A map given as text (embedded in the trace, or a decoded `data:` URL).
-    pub(crate) fn inline(&self, text: &[u8]) -> Loaded {
+    /// Notes that `key` holds `held` bytes, and lets the least recently used maps go
+    /// while the cache holds more than its bound (`key` itself stays).
+    fn bound_to(&self, key: &FileKey, held: usize) {
+        let mut files = self.files.lock().unwrap_or_else(|e| e.into_inner());
+        let (map, _) = &mut *files;
+        if let Some(e) = map.get_mut(key) {
+            e.bytes = held;
+        }
+        let mut total: usize = map.values().map(|e| e.bytes).sum();
+        while total > self.bound {
+            let Some(oldest) = map
+                .iter()
+                .filter(|(k, e)| *k != key && e.cell.get().is_some())
+                .min_by_key(|(_, e)| e.used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(e) = map.remove(&oldest) {
+                total -= e.bytes;
+            }
+        }
+    }
+
+    /// A map given as text (embedded in the trace, or a decoded `data:` URL), decoded.
+    pub(crate) fn inline(&self, text: Vec<u8>) -> Loaded {
         if text.len() as u64 > MAX_MAP_BYTES {
             return Err(format!(
                 "is {} bytes, over the limit of {} MiB",
@@ -236,31 +258,27 @@ impl MapCache {
                 MAX_MAP_BYTES >> 20
             ));
         }
-        let mut h = self.hasher.build_hasher();
-        h.write(text);
-        self.get_or_load(MapKey::Inline(h.finish(), text.len()), || {
-            LoadedMap::decode(text, None).map(Arc::new)
-        })
+        self.decoded.fetch_add(1, Ordering::Relaxed);
+        LoadedMap::decode(text, None).map(Arc::new)
     }
+}
 
-    /// A `data:` URL (`data:application/json[;charset=utf-8];base64,…`, or percent-encoded
-    /// JSON after the comma).
-    pub(crate) fn data_url(&self, url: &str) -> Loaded {
-        let (head, body) = url
-            .strip_prefix("data:")
-            .and_then(|r| r.split_once(','))
-            .ok_or_else(|| "data: URL without a comma".to_string())?;
-        if body.len() as u64 > MAX_MAP_BYTES * 4 / 3 + 4 {
-            return Err(format!("is over the limit of {} MiB", MAX_MAP_BYTES >> 20));
-        }
-        let text = if head.ends_with(";base64") {
-            data_encoding::BASE64
-                .decode(body.trim().as_bytes())
-                .map_err(|e| format!("data: URL is not base64 ({e})"))?
-        } else {
-            percent_encoding::percent_decode_str(body).collect()
-        };
-        self.inline(&text)
+/// The map text of a `data:` URL (`data:application/json[;charset=utf-8];base64,…`, or
+/// percent-encoded JSON after the comma).
+pub(crate) fn data_url_text(url: &str) -> Result<Vec<u8>, String> {
+    let (head, body) = url
+        .strip_prefix("data:")
+        .and_then(|r| r.split_once(','))
+        .ok_or_else(|| "data: URL without a comma".to_string())?;
+    if body.len() as u64 > MAX_MAP_BYTES * 4 / 3 + 4 {
+        return Err(format!("is over the limit of {} MiB", MAX_MAP_BYTES >> 20));
+    }
+    if head.ends_with(";base64") {
+        data_encoding::BASE64
+            .decode(body.trim().as_bytes())
+            .map_err(|e| format!("data: URL is not base64 ({e})"))
+    } else {
+        Ok(percent_encoding::percent_decode_str(body).collect())
     }
 }
 
@@ -457,57 +475,96 @@ mod tests {
     fn maps_over_the_limit_are_refused_before_reading() {
         let c = MapCache::default();
         let big = vec![b' '; MAX_MAP_BYTES as usize + 1];
-        assert!(c.inline(&big).unwrap_err().contains("over the limit"));
+        assert!(c.inline(big).unwrap_err().contains("over the limit"));
         assert_eq!(c.decoded(), 0);
     }
 
     #[test]
-    fn one_map_is_decoded_once_and_a_broken_one_once_too() {
-        let c = MapCache::default();
-        let map = br#"{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA"}"#;
+    fn one_map_file_is_decoded_once_and_the_cache_is_bounded_by_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        // Each map holds about 110 KB read (its text of 100 KB and checkpoints): a bound
+        // of 250 KB keeps two of them.
+        let c = MapCache {
+            bound: 250_000,
+            ..MapCache::default()
+        };
+        let segs = vec!["CAAC"; 20_000].join(",");
+        let paths: Vec<PathBuf> = (0..4)
+            .map(|i| {
+                let p = root.join(format!("m{i}.map"));
+                let json = format!(r#"{{"sources":["s{i}.js"],"mappings":"AAAA,{segs}"}}"#);
+                std::fs::write(&p, json).unwrap();
+                p
+            })
+            .collect();
         for _ in 0..3 {
-            assert!(c.inline(map).is_ok());
+            assert!(c.file(&paths[0], &root).is_ok());
         }
         assert_eq!(c.decoded(), 1);
+        for p in &paths {
+            c.file(p, &root).unwrap();
+        }
+        let files = c.files.lock().unwrap();
+        let kept: usize = files.0.values().map(|e| e.bytes).sum();
+        assert!(kept <= 250_000, "{kept}");
+        assert!(files.0.len() < 4, "{}", files.0.len());
+        // The last one asked for stays.
+        assert!(files.0.keys().any(|k| k.0 == paths[3]));
+        drop(files);
+        // A broken map is decoded once too, and says why.
+        let bad = root.join("bad.map");
+        std::fs::write(&bad, b"{\"no\":1}").unwrap();
         for _ in 0..3 {
             assert!(
-                c.inline(b"{\"no\":1}")
+                c.file(&bad, &root)
                     .unwrap_err()
                     .contains("not a source map")
             );
         }
-        assert_eq!(c.decoded(), 2);
+        assert_eq!(c.decoded(), 5);
     }
 
     #[test]
     fn ignore_lists_are_read_in_both_spellings_and_in_sections() {
+        let ignored = |l: &LoadedMap| {
+            (0..l.map.source_count())
+                .map(|i| l.map.is_ignored(i))
+                .collect::<Vec<_>>()
+        };
         let m = br#"{"version":3,"sources":["a.js","lib.js"],"names":[],"mappings":"AAAA;ACAA","x_google_ignoreList":[1]}"#;
-        assert_eq!(LoadedMap::decode(m, None).unwrap().ignored, [false, true]);
+        assert_eq!(
+            ignored(&LoadedMap::decode(m.to_vec(), None).unwrap()),
+            [false, true]
+        );
         let idx = br#"{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA"}},{"offset":{"line":1,"column":0},"map":{"version":3,"sources":["vendor.js"],"names":[],"mappings":"AAAA","ignoreList":[0]}}]}"#;
-        let l = LoadedMap::decode(idx, None).unwrap();
-        let names: Vec<&str> = l.map.sources().collect();
+        let l = LoadedMap::decode(idx.to_vec(), None).unwrap();
+        let names: Vec<String> = (0..2)
+            .map(|i| l.map.source(i).unwrap().into_owned())
+            .collect();
         assert_eq!(names, ["a.js", "vendor.js"]);
-        assert_eq!(l.ignored, [false, true]);
-        // The second section's token is on line 1.
-        let t = l.map.lookup_token(1, 0).unwrap();
-        assert_eq!(t.get_source(), Some("vendor.js"));
+        assert_eq!(ignored(&l), [false, true]);
+        // The second section's mapping is on line 1.
+        assert_eq!(l.map.lookup(1, 0).map(|m| m.source), Some(1));
     }
 
     #[test]
     fn data_urls_in_base64_and_percent_encoding() {
-        let c = MapCache::default();
         let json = r#"{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA"}"#;
         let b64 = data_encoding::BASE64.encode(json.as_bytes());
-        assert!(
-            c.data_url(&format!("data:application/json;charset=utf-8;base64,{b64}"))
-                .is_ok()
+        assert_eq!(
+            data_url_text(&format!("data:application/json;charset=utf-8;base64,{b64}")).unwrap(),
+            json.as_bytes()
         );
         let pct: String =
             percent_encoding::utf8_percent_encode(json, percent_encoding::NON_ALPHANUMERIC)
                 .to_string();
-        assert!(c.data_url(&format!("data:application/json,{pct}")).is_ok());
+        assert_eq!(
+            data_url_text(&format!("data:application/json,{pct}")).unwrap(),
+            json.as_bytes()
+        );
         assert!(
-            c.data_url("data:application/json;base64,@@@")
+            data_url_text("data:application/json;base64,@@@")
                 .unwrap_err()
                 .contains("base64")
         );
