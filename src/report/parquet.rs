@@ -42,6 +42,10 @@ use crate::report::aggregate::{AggregateBy, AggregateRow};
 pub const ROW_GROUP_BYTES: usize = 16 << 20;
 /// Rows of one row group at most (a file with more rows spans several).
 pub const ROW_GROUP_ROWS: usize = 1 << 20;
+/// Text held by one batch at most, in bytes of its rows' strings: a batch is written once
+/// the next row would pass it, so that no text column of a batch nears the 2 GiB that
+/// Arrow's 32-bit offsets hold (a few thousand rows with a 1 MiB thread name would).
+pub const BATCH_TEXT_BYTES: usize = 256 << 20;
 
 /// The version of the task table's columns (`taskchain.schema`).
 pub const TASKS_SCHEMA: &str = "tasks/1";
@@ -427,11 +431,49 @@ impl TaskColumns {
     }
 }
 
-/// The task report as Parquet: rows are buffered until [`TaskParquet::end_file`].
+/// The task report as Parquet: rows are buffered until [`TaskParquet::end_file`], or
+/// until they hold [`BATCH_TEXT_BYTES`] of text.
 pub struct TaskParquet<W: Write> {
     table: TableWriter<W>,
     columns: Box<TaskColumns>,
     rows: usize,
+    /// Bytes of text in the rows buffered ([`row_text_bytes`]).
+    text: usize,
+    /// [`BATCH_TEXT_BYTES`] (smaller in tests).
+    batch_text: usize,
+    /// The most text a row may have: what a text column holds (smaller in tests).
+    max_row_text: usize,
+}
+
+/// The bytes of text a row adds to the task table, counted generously: no text column
+/// gets more from it (the chain's text is its frames' names and URLs with a few bytes
+/// between each).
+fn row_text_bytes(r: &ReportRow) -> usize {
+    let frames: usize = r
+        .chain
+        .iter()
+        .map(|f| {
+            let o = f.original.as_deref();
+            let original = o.map_or(0, |o| {
+                o.source.len() + o.function.as_deref().map_or(0, str::len) + 32
+            });
+            2 * (f.function.len() + f.url.len() + original) + 64
+        })
+        .sum();
+    let loaf = r.loaf.as_deref().map_or(0, |l| {
+        l.invoker.len() + l.source_url.len() + l.function.len()
+    });
+    let trigger = r
+        .trigger
+        .as_ref()
+        .map_or(0, |t| t.kind.len() + t.detail.len());
+    r.file.len()
+        + r.trace_id.as_deref().map_or(0, str::len)
+        + r.thread_name.len()
+        + frames
+        + loaf
+        + trigger
+        + 1024
 }
 
 impl<W: Write> TaskParquet<W> {
@@ -441,13 +483,29 @@ impl<W: Write> TaskParquet<W> {
             table: TableWriter::new(out, task_schema(), TASKS_SCHEMA)?,
             columns: Box::new(TaskColumns::new()),
             rows: 0,
+            text: 0,
+            batch_text: BATCH_TEXT_BYTES,
+            max_row_text: i32::MAX as usize,
         })
     }
 
-    /// Adds one row.
+    /// Adds one row. Errors: a row with more text than a Parquet text column can hold
+    /// (2 GiB), as an error, not a panic.
     pub fn row(&mut self, r: &ReportRow) -> std::io::Result<()> {
+        let text = row_text_bytes(r);
+        if self.text + text > self.batch_text {
+            self.end_file()?;
+        }
+        if text > self.max_row_text {
+            return Err(std::io::Error::other(format!(
+                "a row of {} holds about {} MB of text, more than a Parquet text column holds (2 GiB)",
+                r.file,
+                text >> 20
+            )));
+        }
         self.columns.push(r);
         self.rows += 1;
+        self.text += text;
         if self.rows >= ROW_GROUP_ROWS {
             self.end_file()?;
         }
@@ -460,6 +518,7 @@ impl<W: Write> TaskParquet<W> {
             return Ok(());
         }
         self.rows = 0;
+        self.text = 0;
         let batch = self.columns.finish()?;
         self.table.write(&batch)
     }
@@ -763,5 +822,46 @@ mod tests {
             (0.002, 60.0, -0.002)
         );
         assert_eq!(f("task_ts_us"), 0.0);
+    }
+
+    #[test]
+    fn a_files_rows_are_cut_into_batches_by_their_text_not_one_batch_past_2_gib() {
+        // Each row has a 64 KB URL in its chain (its text counts about 130 KB): with
+        // batches of at most 300 KB of text, 5 rows of one file make batches of 2, 2, 1.
+        let mut w = TaskParquet::new(Vec::new()).unwrap();
+        w.table.group_bytes = 1;
+        w.batch_text = 300_000;
+        let rows: Vec<ReportRow> = (0..5).map(|i| row("a.json", 1000 * i)).collect();
+        assert!((130_000..150_000).contains(&row_text_bytes(&rows[0])));
+        for r in &rows {
+            w.row(r).unwrap();
+        }
+        w.end_file().unwrap();
+        let mut file = tempfile::tempfile().unwrap();
+        file.write_all(&w.finish().unwrap()).unwrap();
+        let r =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+        let groups: Vec<i64> = r
+            .metadata()
+            .row_groups()
+            .iter()
+            .map(|g| g.num_rows())
+            .collect();
+        assert_eq!(groups, [2, 2, 1]);
+        // A row with more text than a batch may hold is written alone, and one past what
+        // a text column holds (2 GiB; lowered here) is an error, not a panic.
+        let mut w = TaskParquet::new(Vec::new()).unwrap();
+        w.batch_text = 1000;
+        w.row(&rows[0]).unwrap();
+        assert_eq!(w.rows, 1);
+        w.row(&rows[1]).unwrap();
+        assert_eq!(w.rows, 1, "the first row went out alone");
+        w.max_row_text = 100_000;
+        let e = w.row(&rows[2]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("more than a Parquet text column holds"),
+            "{e}"
+        );
     }
 }
