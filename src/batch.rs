@@ -423,10 +423,12 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     // The list of files and the task entries are inputs too.
     let mut read: Vec<std::result::Result<InputPath, Error>> =
         inputs.iter().flatten().cloned().map(Ok).collect();
+    let (side_files, read_from) = cfg.analysis.enrich.read_paths();
     read.extend(
         [cfg.files_from.as_deref(), cfg.tasks_file.as_deref()]
             .into_iter()
             .flatten()
+            .chain(side_files.iter().map(PathBuf::as_path))
             .map(|p| Ok(InputPath::File(p.to_path_buf()))),
     );
     for dir in &cfg.output_dirs {
@@ -446,7 +448,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         (Output::Html, o.html.as_deref()),
         (Output::Speedscope, o.speedscope.as_deref()),
     ];
-    check_outputs(&wanted.map(|(w, p)| (w.flag(), p)), &read)?;
+    check_outputs(&wanted.map(|(w, p)| (w.flag(), p)), &read, &read_from)?;
     let mut files = Vec::new();
     for (what, path) in wanted {
         if let Some(p) = path {

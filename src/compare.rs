@@ -427,6 +427,7 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
             ("--html", cfg.html.as_deref()),
         ],
         &inputs,
+        &cfg.analysis.enrich.read_paths().1,
     )?;
     let open = |p: &Option<PathBuf>| {
         p.as_deref()

@@ -78,8 +78,8 @@ pub enum Error {
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Error::Io { path, source } => write!(f, "cannot read {}: {source}", path.display()),
-            _ => write!(f, "{}: {}", self.path().display(), self.reason()),
+            Error::Io { path, source } => write!(f, "cannot read {}: {source}", path_text(path)),
+            _ => write!(f, "{}: {}", path_text(self.path()), self.reason()),
         }
     }
 }
@@ -207,6 +207,41 @@ pub fn io_retryable(e: &std::io::Error) -> bool {
 
 /// Result with [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A path as reports and messages show it, losslessly: as it is when it is UTF-8 without a
+/// `\\`; else each byte that is not UTF-8 as `\\xNN` and each `\\` doubled, so that two
+/// names that differ only in such bytes (paths are bytes on Unix; `find` prints them)
+/// are shown as two.
+pub(crate) fn path_text(path: &std::path::Path) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = path.as_os_str().as_bytes();
+        if let Ok(s) = std::str::from_utf8(bytes)
+            && !s.contains('\\')
+        {
+            return s.to_string();
+        }
+        let mut out = String::with_capacity(bytes.len() + 8);
+        for chunk in bytes.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c == '\\' {
+                    out.push_str("\\\\");
+                } else {
+                    out.push(c);
+                }
+            }
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        out
+    }
+    #[cfg(not(unix))]
+    {
+        path.display().to_string()
+    }
+}
 
 #[cfg(test)]
 mod tests {

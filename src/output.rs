@@ -227,10 +227,12 @@ fn is_stdout(p: &Path) -> bool {
 /// Refuses outputs that would overwrite an input or each other, and two outputs on
 /// standard output (they would be mixed in one stream). `outputs` are (flag, path) with
 /// `None` for an output not asked for; the main report, written to standard output when
-/// `-o` is not given, is passed as `-` then.
+/// `-o` is not given, is passed as `-` then. `read_from`: folders files are read from
+/// (`--source-maps`: maps, scripts, original sources), inside which no output may be.
 pub(crate) fn check_outputs(
     outputs: &[(&str, Option<&Path>)],
     inputs: &[std::result::Result<InputPath, Error>],
+    read_from: &[PathBuf],
 ) -> anyhow::Result<()> {
     let mut seen: Vec<(PathBuf, Option<FileId>, &str)> = Vec::new();
     let mut on_stdout: Option<&str> = None;
@@ -261,6 +263,13 @@ pub(crate) fn check_outputs(
         {
             anyhow::bail!("{flag} and {other} both name {}", p.display());
         }
+        if let Some(dir) = read_from.iter().find(|d| place.starts_with(d)) {
+            anyhow::bail!(
+                "{flag} {} is inside {}, which source maps and sources are read from: writing there could replace an input",
+                p.display(),
+                dir.display()
+            );
+        }
         if id.is_some() && id == stdin {
             anyhow::bail!(
                 "{flag} {} is the file standard input reads: writing it would replace the input",
@@ -277,10 +286,7 @@ pub(crate) fn check_outputs(
                     } else {
                         ""
                     };
-                    anyhow::bail!(
-                        "{flag} {} would overwrite an input trace{hint}",
-                        p.display()
-                    );
+                    anyhow::bail!("{flag} {} would overwrite an input{hint}", p.display());
                 }
             }
         }

@@ -298,7 +298,7 @@ fn compare_finds_an_added_long_task_and_not_noise() {
             .args(&worse)
             .assert()
             .code(2)
-            .stderr(predicate::str::contains("would overwrite an input trace"));
+            .stderr(predicate::str::contains("would overwrite an input"));
         assert_eq!(std::fs::read(&worse[0]).unwrap(), before);
     }
     // `--markdown -` is standard output (with the CSV in a file), not a file named `-`.

@@ -72,6 +72,24 @@ impl Default for Enrichment {
 }
 
 impl Enrichment {
+    /// The files enrichment reads (`--party-overrides`) and the folders it reads from
+    /// (`--source-maps`): inputs, which no output may overwrite.
+    pub fn read_paths(&self) -> (Vec<std::path::PathBuf>, Vec<std::path::PathBuf>) {
+        let files = self
+            .parties
+            .as_ref()
+            .and_then(|p| p.file.clone())
+            .into_iter()
+            .collect();
+        let folders = self
+            .symbolicator
+            .folders()
+            .into_iter()
+            .map(std::path::Path::to_path_buf)
+            .collect();
+        (files, folders)
+    }
+
     /// What chain resolution must collect for these stages (the parties' sample shares
     /// need the window's leaf URLs).
     pub fn chain_config(&self, mut c: crate::chain::ChainConfig) -> crate::chain::ChainConfig {

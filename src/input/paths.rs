@@ -103,8 +103,11 @@ fn expand_marked(
         }
     }
     let mut found = std::mem::take(&mut w.found);
-    // Named files before found ones, so that a file both named and found counts as named.
+    // Named files before found ones, so that a file both named and found counts as named;
+    // a name given twice is one input (one error when it is missing, however many times
+    // a list names it).
     found.sort();
+    found.dedup();
     let mut first_name: HashMap<FileId, PathBuf> = HashMap::new();
     let mut stdin_seen = false;
     found.retain(|inp| match inp {
@@ -139,7 +142,7 @@ fn expand_marked(
     // Input order is report order: by the name the reports show.
     all.sort_by_cached_key(|r| match r {
         Ok(inp) => inp.display_name(),
-        Err(e) => e.path().display().to_string(),
+        Err(e) => crate::error::path_text(e.path()),
     });
     all
 }
@@ -160,28 +163,45 @@ pub(crate) fn inputs(
     use anyhow::Context;
     let mut args: Vec<(PathBuf, bool)> = Vec::new();
     let mut w = Walker::new(follow_links);
-    let listed = match files_from {
-        None => String::new(),
+    let listed: Vec<u8> = match files_from {
+        None => Vec::new(),
         Some(f) if f.as_os_str() == "-" => {
             if super::std_fd_was_closed(0) {
                 anyhow::bail!(
                     "cannot read the list of files from standard input (--files-from -): it is closed"
                 );
             }
-            std::io::read_to_string(std::io::stdin().lock())
-                .context("cannot read the list of files from standard input")?
+            let mut list = Vec::new();
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(std::io::stdin().lock(), MAX_LIST_BYTES + 1),
+                &mut list,
+            )
+            .context("cannot read the list of files from standard input")?;
+            if list.len() as u64 > MAX_LIST_BYTES {
+                anyhow::bail!(
+                    "the list of files on standard input is over the limit of {} MiB",
+                    MAX_LIST_BYTES >> 20
+                );
+            }
+            list
         }
-        Some(f) => std::fs::read_to_string(f)
-            .with_context(|| format!("cannot read the list of files {}", f.display()))?,
+        Some(f) => super::side::read(f, MAX_LIST_BYTES).map_err(|e| {
+            anyhow::anyhow!("the list of files {} {}", crate::error::path_text(f), e.why)
+        })?,
     };
+    // Lines are paths as bytes (a name need not be UTF-8: `find` prints what is there).
     let from_list = listed
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(PathBuf::from);
+        .split(|&b| b == b'\n')
+        .map(|l| l.trim_ascii())
+        .filter(|l| !l.is_empty() && !l.starts_with(b"#"))
+        .map(path_of_bytes);
     let mut unmatched = Vec::new();
     for p in paths.iter().cloned().chain(from_list) {
-        let text = p.to_string_lossy();
+        // A name that is not UTF-8 is a name, never a pattern.
+        let Some(text) = p.to_str() else {
+            args.push((p, false));
+            continue;
+        };
         let is_glob = text.contains(['*', '?', '[']) && !p.exists();
         if !is_glob {
             args.push((p, false));
@@ -189,7 +209,7 @@ pub(crate) fn inputs(
         }
         // Like a folder search: trace-named regular files, and folders searched.
         let pattern =
-            glob::Pattern::new(&text).with_context(|| format!("bad glob pattern {text:?}"))?;
+            glob::Pattern::new(text).with_context(|| format!("bad glob pattern {text:?}"))?;
         let before = (w.found.len(), w.notes.len());
         w.glob(&p, &pattern);
         if (w.found.len(), w.notes.len()) == before {
@@ -206,6 +226,8 @@ pub(crate) fn inputs(
         );
     }
     let mut all = expand_marked(args.into_iter(), &mut w);
+    unmatched.sort_by(|a, b| a.path().cmp(b.path()));
+    unmatched.dedup_by(|a, b| a.path() == b.path());
     all.extend(unmatched.into_iter().map(Err));
     if let Some((i, n)) = shard {
         all = all
@@ -216,6 +238,22 @@ pub(crate) fn inputs(
             .collect();
     }
     Ok(all)
+}
+
+/// A `--files-from` list may hold at most this many bytes (a million paths take ~100 MB).
+const MAX_LIST_BYTES: u64 = 1 << 30;
+
+/// A path from the bytes of a list's line (on Unix any bytes; elsewhere as UTF-8, lossily).
+fn path_of_bytes(b: &[u8]) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        PathBuf::from(std::ffi::OsStr::from_bytes(b))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(b).into_owned())
+    }
 }
 
 /// One run's folder searches: what they found, and the folders already entered.
