@@ -4,8 +4,10 @@
 //! older names, docs/METHOD.md §2): in M65–M70 traces the scheduler's event nests inside
 //! `MessageLoop::RunTask`, and in modern ones `ThreadControllerImpl::RunTask` nests inside
 //! `RunTask`, so nested ones are not counted twice. `X` events carry `dur`; `B`/`E` pairs
-//! are matched per thread as a stack, and a `B` left open ends at the trace's end and is
-//! marked incomplete. A task is long when `dur` is strictly greater than the threshold.
+//! are matched per thread as a stack, and a `B` left open is marked incomplete (`B` left open ends at its thread's last event,
+//! or its profile's last busy sample, whichever is later: a renderer left behind by a
+//! navigation has no more events, and its stale `B` would otherwise run to the end of the
+//! whole trace). A task is long when `dur` is strictly greater than the threshold.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -39,7 +41,9 @@ pub struct TopLevelTask {
     pub ts: Timestamp,
     /// Duration (`dur`, or `E.ts − B.ts`).
     pub dur: TimeDelta,
-    /// A `B` without its `E`: cut at the trace's end.
+    /// Its end is not known: an `X` without `dur` (cut at the trace's end), or a `B`
+    /// without its `E` (ended at its thread's last task event, or later at the last busy
+    /// sample of the thread's profile: [`end_open_tasks_at_last_busy_sample`]).
     pub incomplete: bool,
 }
 
@@ -90,6 +94,9 @@ impl TopLevelCounts {
 pub(crate) const INVALID_DUR: &str = "task X events whose dur is not a valid duration (negative, \
      too large or not a number): read as running to the trace's end";
 
+/// The diagnostics kind of task `B` events without their `E`.
+pub(crate) const OPEN_BEGIN: &str = "task B events without an E (ended at their thread's last task event or its profile's last busy sample, not at the trace's end; flagged incomplete)";
+
 /// A nested event may overhang its parent by up to this much and still count as nested
 /// (Lighthouse tolerates < 1 ms; Chrome's own timestamps jitter by a few µs).
 const NESTING_SLACK: TimeDelta = TimeDelta::from_micros(1000);
@@ -111,6 +118,15 @@ pub fn top_level_tasks<'a>(
     let mut out = HashMap::new();
     for (thread, mut ms) in per_thread {
         ms.sort_by_key(|m| (m.ts, m.order));
+        // The thread's last event (a task event's end): where a `B` that never ended ends.
+        let thread_end = ms
+            .iter()
+            .map(|m| match m.kind {
+                MarkKind::Complete(d) => m.ts + d,
+                _ => m.ts,
+            })
+            .max()
+            .unwrap_or_default();
         // (task, file order); a mark makes one task at most.
         let mut tasks: Vec<(TopLevelTask, u64)> = Vec::with_capacity(ms.len());
         let mut open: Vec<&TaskMark> = Vec::new();
@@ -162,8 +178,8 @@ pub fn top_level_tasks<'a>(
         }
         for b in open {
             if matches!(b.kind, MarkKind::Begin { is_task: true }) {
-                diagnostics.add("task B events without an E (cut at the trace's end)", 1);
-                let end = trace_end.max(b.ts);
+                diagnostics.add(OPEN_BEGIN, 1);
+                let end = thread_end.max(b.ts);
                 tasks.push((
                     TopLevelTask {
                         thread,
@@ -203,6 +219,48 @@ pub fn top_level_tasks<'a>(
         out.insert(thread, top);
     }
     out
+}
+
+/// Extends each top-level task left open (`incomplete`, ending before `trace_end`) to
+/// the last busy sample (any leaf but `(idle)`: native work counts) of its thread's
+/// profiles between its start and `trace_end`, when that is later than its end: a thread
+/// that went on running the task shows it in its samples after its last event. Profiles
+/// are read backwards in 10 s windows from the trace's end until a busy sample is found.
+pub(crate) fn end_open_tasks_at_last_busy_sample(
+    top: &mut HashMap<ThreadKey, Vec<TopLevelTask>>,
+    profiles: &crate::profile::ProfileSet,
+    file: Option<&[u8]>,
+    trace_end: Timestamp,
+) {
+    const STEP: TimeDelta = TimeDelta::from_micros(10_000_000);
+    for (thread, tasks) in top.iter_mut() {
+        for t in tasks
+            .iter_mut()
+            .filter(|t| t.incomplete && t.end() < trace_end)
+        {
+            let mut busy: Option<Timestamp> = None;
+            for p in profiles.of_thread(*thread) {
+                let mut hi = trace_end + TimeDelta::from_nanos(1);
+                while hi > t.end() && busy.is_none_or(|b| b < hi) {
+                    let lo = (hi - STEP).max(t.end());
+                    let w = p.window(lo, hi, file);
+                    let rows = w.table.range(lo, hi);
+                    let last = rows.rev().find(|&i| {
+                        let frame = p.stacks.frame(w.table.stack[i]);
+                        p.frames.kind(frame) != crate::profile::tables::FrameKind::Idle
+                    });
+                    if let Some(i) = last {
+                        busy = busy.max(Some(w.table.ts[i]));
+                        break;
+                    }
+                    hi = lo;
+                }
+            }
+            if let Some(b) = busy.filter(|&b| b > t.end()) {
+                t.dur = b.since(t.ts);
+            }
+        }
+    }
 }
 
 /// True for a worker thread's name (`DedicatedWorker thread`, `ServiceWorker Thread`,
@@ -364,7 +422,7 @@ mod tests {
     }
 
     #[test]
-    fn begin_end_pairs_and_open_begin_cut_at_trace_end() {
+    fn begin_end_pairs_and_open_begin_end_at_the_threads_last_event() {
         let marks = [
             mark(100, MarkKind::Begin { is_task: true }, 0),
             mark(150, MarkKind::Begin { is_task: false }, 1),
@@ -372,14 +430,18 @@ mod tests {
             mark(90_100, MarkKind::End, 3),
             mark(200_000, MarkKind::Begin { is_task: true }, 4),
             mark(1, MarkKind::End, 5), // orphan E
+            mark(230_000, MarkKind::Begin { is_task: false }, 6),
         ];
         let mut d = Diagnostics::default();
+        // The trace ends at 300 ms (another thread's events); this thread's last event is
+        // at 230 ms: the open task runs 30 ms, not 100.
         let top = top_level_tasks(&marks, &[T], Timestamp::from_micros(300_000), &mut d);
         assert_eq!(
             spans(&top[&T]),
-            [(100, 90_000, false), (200_000, 100_000, true)]
+            [(100, 90_000, false), (200_000, 30_000, true)]
         );
         assert_eq!(d.kinds(), 2);
+        assert_eq!(d.count(OPEN_BEGIN), 1);
     }
 
     #[test]

@@ -250,11 +250,12 @@ impl TaskEntries {
         Ok(out)
     }
 
-    /// Reads `--tasks FILE`. Errors name the file and what is wrong (not JSON, or no
+    /// Reads `--tasks FILE` (at most [`MAX_TASKS_BYTES`]; a FIFO or a device as every side
+    /// input is: [`crate::input::side::read`]). Errors name the file and what is wrong (not JSON, or no
     /// entry list at all).
     pub fn read(path: &std::path::Path) -> Result<TaskEntries, String> {
-        let bytes =
-            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let bytes = crate::input::side::read(path, MAX_TASKS_BYTES)
+            .map_err(|e| format!("--tasks {} {}", path.display(), e.why))?;
         let entries = ArgsParser::default()
             .with(&bytes, TaskEntries::from_value)
             .ok_or_else(|| format!("--tasks {}: not JSON", path.display()))?;
@@ -267,6 +268,9 @@ impl TaskEntries {
         Ok(entries)
     }
 }
+
+/// A `--tasks` file may hold at most this many bytes (a million entries take ~200 MB).
+pub(crate) const MAX_TASKS_BYTES: u64 = 1 << 30;
 
 /// A profile as parsed: nodes, samples in time order (packed), its clock start, and
 /// which nodes are busy (ran something).
@@ -349,25 +353,39 @@ fn profiler_trace(m: &Members<'_>, p: &mut ArgsParser, spans: bool) -> Result<Pa
     });
     let mut diagnostics = Diagnostics::default();
     let mut samples: Vec<(Timestamp, NodeId)> = Vec::new();
-    let all = m
-        .elements(p, "samples", |_, s| {
-            let Some(t) = field(s, "timestamp").and_then(ms) else {
-                return;
-            };
-            let node = field(s, "stackId").and_then(int).map_or(no_stack, NodeId);
-            samples.push((Timestamp::from_nanos(t), node));
-        })?
-        .ok_or("\"samples\" is not an array")?;
-    diagnostics.add(
-        "samples without a numeric timestamp (skipped)",
-        (all - samples.len()) as u64,
-    );
+    let (mut no_time, mut odd_stack, mut no_such_stack) = (0u64, 0u64, 0u64);
+    m.elements(p, "samples", |_, s| {
+        let Some(t) = field(s, "timestamp").and_then(ms) else {
+            no_time += 1;
+            return;
+        };
+        // No `stackId` (or null): no JS ran. One that is not an integer (`0.5`) or names
+        // no stack is not read as "no JS": the sample is skipped and counted.
+        let node = match field(s, "stackId").filter(|v| !v.is_null()) {
+            None => no_stack,
+            Some(v) => match int(v) {
+                Some(id) if (0..no_stack.0).contains(&id) => NodeId(id),
+                Some(_) => {
+                    no_such_stack += 1;
+                    return;
+                }
+                None => {
+                    odd_stack += 1;
+                    return;
+                }
+            },
+        };
+        samples.push((Timestamp::from_nanos(t), node));
+    })?
+    .ok_or("\"samples\" is not an array")?;
+    diagnostics.add("samples without a numeric timestamp (skipped)", no_time);
     diagnostics.add(
         "samples naming a stack that does not exist (skipped)",
-        samples
-            .iter()
-            .filter(|(_, n)| n.0 < 0 || n.0 > no_stack.0)
-            .count() as u64,
+        no_such_stack,
+    );
+    diagnostics.add(
+        "samples whose stackId is not an integer (skipped)",
+        odd_stack,
     );
     let samples = Samples::sorted(samples, Timestamp::default(), vec![no_stack], spans);
     Ok(Parsed {
@@ -451,13 +469,21 @@ fn sample_id(p: &mut ArgsParser, t: Token<'_>) -> NodeId {
     })
 }
 
-/// A `timeDeltas` element: µs as ns (0 when not a number or out of range).
-fn delta(p: &mut ArgsParser, t: Token<'_>) -> TimeDelta {
-    TimeDelta::from_nanos(match t {
-        Token::Int(v) => v.checked_mul(1000).unwrap_or(0),
-        Token::Other(raw) => p.with(raw, micros_as_nanos).flatten().unwrap_or(0),
-    })
+/// A `timeDeltas` element: µs as ns; `None` when not a number or outside ±2^53 µs (285
+/// years: junk, not a time), as for traces' `timeDeltas`.
+fn delta(p: &mut ArgsParser, t: Token<'_>) -> Option<TimeDelta> {
+    const MAX_NS: i64 = (1 << 53) * 1000;
+    let ns = match t {
+        Token::Int(v) => v.checked_mul(1000),
+        Token::Other(raw) => p.with(raw, micros_as_nanos).flatten(),
+    }?;
+    (-MAX_NS..=MAX_NS)
+        .contains(&ns)
+        .then(|| TimeDelta::from_nanos(ns))
 }
+
+/// The diagnostics kind of `.cpuprofile` `timeDeltas` values [`delta`] refuses.
+const JUNK_DELTAS: &str = "timeDeltas values that are not a time (not a number, or outside ±2^53 µs): their samples skipped (the later ones keep their times)";
 
 /// A CDP `.cpuprofile`: nodes one at a time, `samples` and `timeDeltas` read in step and
 /// packed as they come (sorted first only when a delta is negative).
@@ -480,7 +506,7 @@ fn cpuprofile(m: &Members<'_>, p: &mut ArgsParser, spans: bool) -> Result<Parsed
     // first pass over the deltas says which.
     let (mut d, mut t, mut in_order) = (deltas()?, start, true);
     while let Some(tok) = d.next_token()? {
-        let next = t + delta(p, tok);
+        let next = t + delta(p, tok).unwrap_or_default();
         in_order &= next >= t;
         t = next;
     }
@@ -488,11 +514,15 @@ fn cpuprofile(m: &Members<'_>, p: &mut ArgsParser, spans: bool) -> Result<Parsed
     let mut sink = Samples::new(start, idle.clone(), spans);
     let mut unsorted: Vec<(Timestamp, NodeId)> = Vec::new();
     let (mut s, mut d, mut t) = (ids()?, deltas()?, start);
-    let (mut more_ids, mut more_deltas) = (0u64, 0u64);
+    let (mut more_ids, mut more_deltas, mut junk) = (0u64, 0u64, 0u64);
     loop {
         match (s.next_token()?, d.next_token()?) {
             (Some(id), Some(dt)) => {
-                t = t + delta(p, dt);
+                let Some(dt) = delta(p, dt) else {
+                    junk += 1;
+                    continue;
+                };
+                t = t + dt;
                 let id = sample_id(p, id);
                 if in_order {
                     sink.push(t, id);
@@ -514,6 +544,7 @@ fn cpuprofile(m: &Members<'_>, p: &mut ArgsParser, spans: bool) -> Result<Parsed
         }
     }
     let mut diagnostics = Diagnostics::default();
+    diagnostics.add(JUNK_DELTAS, junk);
     if more_ids + more_deltas > 0 {
         diagnostics.add(
             "profiles whose samples and timeDeltas differ in length (truncated to the shorter)",

@@ -221,6 +221,32 @@ impl<'a> Numbers<'a> {
     }
 }
 
+/// How deep `bytes` (valid JSON) nests: its most arrays and objects open at once.
+fn depth(bytes: &[u8]) -> usize {
+    let (mut d, mut most, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                d += 1;
+                most = most.max(d);
+            }
+            b']' | b'}' => d = d.saturating_sub(1),
+            _ => {}
+        }
+    }
+    most
+}
+
 /// Why `bytes` (starting at byte `shift` of the file) did not parse: where and what was
 /// expected (serde_json finds the first bad byte, as its line and column), or that the
 /// JSON is valid but nested deeper than the parser takes.
@@ -232,7 +258,12 @@ pub(crate) fn parse_failure(bytes: &[u8], shift: usize) -> String {
             .to_string()
     };
     let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(bytes) else {
-        return deep();
+        // Valid JSON the lexer's parser refused: too deep, or a value it cannot hold.
+        return if depth(bytes) > 1000 {
+            deep()
+        } else {
+            "a value the JSON parser cannot read (valid JSON, not nested deep)".to_string()
+        };
     };
     let what = e.to_string();
     let what = what.split(" at line ").next().unwrap_or(&what);

@@ -36,10 +36,11 @@ pub(crate) fn read(
     // Tasks and profiles come from different parts of the scan: built side by side.
     let marks = std::mem::take(&mut trace.task_marks);
     let mut task_diagnostics = Diagnostics::default();
-    let (top, profiles) = rayon::join(
+    let (mut top, profiles) = rayon::join(
         || tasks::top_level_tasks(&marks, &threads, trace_end, &mut task_diagnostics),
         || profile::build(&mut trace, &mut diagnostics),
     );
+    tasks::end_open_tasks_at_last_busy_sample(&mut top, &profiles, file, trace_end);
     diagnostics.merge(&task_diagnostics);
     // Plain data (no heap inside): freed at once, not kept until the report is written,
     // where with millions of tasks the scan's marks and the task lists added up to 2.7×

@@ -63,10 +63,71 @@ impl ArgsParser {
         }
         self.buf.clear();
         repair(raw, &mut self.buf);
+        if let Ok(v) = simd_json::to_borrowed_value_with_buffers(&mut self.buf, &mut self.buffers) {
+            return Some(f(&v));
+        }
+        // A number no 64-bit float holds (`1e400`) fails the whole value: read as `null`,
+        // it costs only the field that holds it.
+        let mut repaired = Vec::new();
+        repair(raw, &mut repaired);
+        self.buf.clear();
+        if !nulls_for_infinite_numbers(&repaired, &mut self.buf) {
+            return None;
+        }
         simd_json::to_borrowed_value_with_buffers(&mut self.buf, &mut self.buffers)
             .ok()
             .map(|v| f(&v))
     }
+}
+
+/// Copies `raw` into `out` with each number outside strings that no `f64` holds (`1e400`,
+/// `-1e999`) written as `null`; `false` when there is none (nothing to retry).
+fn nulls_for_infinite_numbers(raw: &[u8], out: &mut Vec<u8>) -> bool {
+    let mut changed = false;
+    let mut in_string = false;
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        if in_string {
+            out.push(b);
+            match b {
+                b'\\' => {
+                    if let Some(&n) = raw.get(i + 1) {
+                        out.push(n);
+                    }
+                    i += 2;
+                    continue;
+                }
+                b'"' => in_string = false,
+                _ => {}
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'"' {
+            in_string = true;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let end = raw[i..]
+                .iter()
+                .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .map_or(raw.len(), |p| i + p);
+            let number = std::str::from_utf8(&raw[i..end]).ok();
+            if number
+                .and_then(|t| t.parse::<f64>().ok())
+                .is_some_and(|f| f.is_infinite())
+            {
+                out.extend_from_slice(b"null");
+                changed = true;
+            } else {
+                out.extend_from_slice(&raw[i..end]);
+            }
+            i = end;
+            continue;
+        }
+        out.push(b);
+        i += 1;
+    }
+    changed
 }
 
 impl ArgsParser {
