@@ -12,6 +12,7 @@ mod edge_cases;
 mod field;
 mod fuzz_regressions;
 mod ground_truth;
+mod hostile;
 mod html_report;
 mod interactions;
 mod layers;
