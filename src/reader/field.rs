@@ -250,8 +250,8 @@ impl TaskEntries {
         Ok(out)
     }
 
-    /// Reads `--tasks FILE` (at most [`MAX_TASKS_BYTES`]; a FIFO or a device as every side
-    /// input is: [`crate::input::side::read`]). Errors name the file and what is wrong (not JSON, or no
+    /// Reads `--tasks FILE` (at most 1 GiB; a FIFO or a device as every side
+    /// input is: `input::side::read`). Errors name the file and what is wrong (not JSON, or no
     /// entry list at all).
     pub fn read(path: &std::path::Path) -> Result<TaskEntries, String> {
         let bytes = crate::input::side::read(path, MAX_TASKS_BYTES)
