@@ -608,6 +608,7 @@ pub(crate) fn resolve_chains(
             .filter(|i| i.is_inp)
             .map(|i| i.duration())
             .max(),
+        long_animation_frames: rec.frames.len(),
     };
     let chain_config = &enrichment.chain_config(*chain_config);
     // Symbolication runs before the other enrichment stages, and before folded stacks
@@ -647,6 +648,15 @@ pub(crate) fn resolve_chains(
                         inside,
                         &target_times,
                         &rec.entries.timers,
+                    ));
+                    let (list, longest) = rec.entries.of_thread(c.task.thread);
+                    c.breakdown = Some(chain::breakdown::of_window(
+                        list,
+                        longest,
+                        None,
+                        c.task.ts,
+                        c.task.end(),
+                        file_bytes,
                     ));
                 }
                 Some((c, t))
@@ -702,6 +712,22 @@ pub(crate) fn resolve_chains(
         &mut symbolication,
         strings_cut,
     );
+    let frames = rec
+        .frames
+        .iter()
+        .map(|f| {
+            let name = thread_names.get(&f.thread).unwrap_or(&no_name);
+            frame_row(
+                f,
+                rec,
+                file_bytes,
+                chain_config,
+                &mut symbolication,
+                &file_name,
+                name,
+            )
+        })
+        .collect();
     diagnostics.merge(&symbolication.finish());
     FileReport {
         file: file.to_string(),
@@ -715,6 +741,73 @@ pub(crate) fn resolve_chains(
         stats,
         stacks: stacks.into_iter().map(|(p, (n, t))| (p, n, t)).collect(),
         interactions,
+        frames,
+    }
+}
+
+/// The row of one long animation frame: its chain over its span (§1, as for a task, kept
+/// whatever `--on-low-confidence` says), symbolicated as the tasks' chains, and its time
+/// by category (docs/METHOD.md §2.9, §2.10).
+fn frame_row(
+    f: &reader::frames::AnimationFrame,
+    rec: &Recording,
+    file_bytes: Option<&[u8]>,
+    chain_config: &ChainConfig,
+    symbolication: &mut crate::enrich::symbolicate::FileSymbolication<'_>,
+    file: &Arc<str>,
+    thread_name: &Arc<str>,
+) -> crate::report::frames::FrameRow {
+    use crate::report::frames::{FrameRow, FrameScriptRow};
+    let span = crate::tasks::TopLevelTask {
+        thread: f.thread,
+        ts: f.ts,
+        dur: f.dur,
+        incomplete: false,
+    };
+    let cfg = ChainConfig {
+        policy: chain::LowConfidencePolicy::Flag,
+        collect_stacks: false,
+        ..*chain_config
+    };
+    let mut c = chain::resolve(&span, &rec.profiles, file_bytes, &cfg)
+        .expect("the flag policy keeps every chain");
+    symbolication.task(&mut c);
+    c.flags.set(Flags::TRUNCATED_FILE, rec.truncated);
+    c.flags.set(Flags::DAMAGED_FILE, rec.damaged);
+    let (list, longest) = rec.entries.of_thread(f.thread);
+    let spans = rec.task_spans.get(&f.thread).map_or(&[][..], Vec::as_slice);
+    let breakdown =
+        chain::breakdown::of_window(list, longest, Some(spans), f.ts, f.end(), file_bytes);
+    FrameRow {
+        file: Arc::clone(file),
+        thread: f.thread,
+        thread_name: Arc::clone(thread_name),
+        ts: f.ts,
+        start: f.ts.since(rec.first_ts),
+        dur: f.dur,
+        blocking_ms: f.timing.blocking_duration_ms,
+        num_scripts: f.timing.num_scripts,
+        render_start: f.render_start.map(|t| t.since(f.ts)),
+        style_layout_start: f.style_layout_start.map(|t| t.since(f.ts)),
+        scripts: f
+            .scripts
+            .iter()
+            .map(|s| FrameScriptRow {
+                start: s.ts.since(f.ts),
+                dur: s.dur,
+                compile: s.compile,
+                info: s.info.clone(),
+            })
+            .collect(),
+        window_samples: c.window_samples,
+        target_samples: c.target_samples,
+        stack_time: c.stack_time,
+        confidence: c.confidence,
+        status: c.status,
+        flags: c.flags,
+        chain: c.chain,
+        breakdown,
+        interactions: Vec::new(),
     }
 }
 

@@ -22,11 +22,12 @@ use crate::gate::{self, Breach};
 use crate::input::{self, InputPath};
 use crate::output::{OutFile, check_outputs};
 use crate::report::aggregate::AggregateBy;
+use crate::report::frames::FramesFormat;
 use crate::report::html::HtmlSink;
 pub(crate) use crate::report::sink::FileOutcome;
 use crate::report::sink::{
-    AggregateSink, FileDone, FoldedSink, InteractionSink, MarkdownSink, Out, Sink, SummarySink,
-    TaskSink, Totals,
+    AggregateSink, FileDone, FoldedSink, FramesSink, InteractionSink, MarkdownSink, Out, Sink,
+    SummarySink, TaskSink, Totals,
 };
 use crate::report::speedscope::SpeedscopeSink;
 use crate::report::text::plural;
@@ -99,6 +100,9 @@ pub struct Outputs {
     pub html_tasks: usize,
     /// `--speedscope`: each long task's window as a speedscope profile.
     pub speedscope: Option<PathBuf>,
+    /// `--animation-frames`: one row per long animation frame (CSV, JSON or NDJSON by the
+    /// name's extension).
+    pub animation_frames: Option<PathBuf>,
 }
 
 /// Counts for the one-line summary on stderr.
@@ -447,6 +451,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
         (Output::Interactions, o.interactions.as_deref()),
         (Output::Html, o.html.as_deref()),
         (Output::Speedscope, o.speedscope.as_deref()),
+        (Output::AnimationFrames, o.animation_frames.as_deref()),
     ];
     check_outputs(&wanted.map(|(w, p)| (w.flag(), p)), &read, &read_from)?;
     let mut files = Vec::new();
@@ -545,6 +550,7 @@ enum Output {
     Interactions,
     Html,
     Speedscope,
+    AnimationFrames,
 }
 
 impl Output {
@@ -560,6 +566,7 @@ impl Output {
             Output::Interactions => "--interactions",
             Output::Html => "--html",
             Output::Speedscope => "--speedscope",
+            Output::AnimationFrames => "--animation-frames",
         }
     }
 
@@ -586,6 +593,10 @@ impl Output {
             )?),
             Output::Html => Box::new(HtmlSink::new(o.html_tasks, o.chain_key, out)),
             Output::Speedscope => Box::new(SpeedscopeSink::new(out)?),
+            Output::AnimationFrames => Box::new(FramesSink::new(
+                out,
+                FramesFormat::for_path(o.animation_frames.as_deref().unwrap_or(Path::new(""))),
+            )?),
         })
     }
 }

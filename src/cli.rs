@@ -271,6 +271,11 @@ pub struct Cli {
     /// the call chain of each, INP): JSON, NDJSON, Parquet or CSV by the file's extension.
     #[arg(long, value_name = "FILE")]
     pub interactions: Option<PathBuf>,
+    /// Write one row per animation frame longer than --threshold-ms (a trace's
+    /// `AnimationFrame` events): its timing, script entries, chain and time by category.
+    /// CSV, JSON or NDJSON by the name's extension (`.json`, `.ndjson`/`.jsonl`, else CSV).
+    #[arg(long, value_name = "FILE")]
+    pub animation_frames: Option<PathBuf>,
     /// A per-file limit, KEY=VALUE (keys: long-tasks, tbt-ms, max-task-ms, long-task-ms,
     /// inp-ms);
     /// any breach makes the exit code 1. Repeatable.
@@ -656,6 +661,7 @@ impl Cli {
         let interactions = expand("--interactions", self.interactions)?;
         let html = expand("--html", self.html)?;
         let speedscope = expand("--speedscope", self.speedscope)?;
+        let animation_frames = expand("--animation-frames", self.animation_frames)?;
         settings.chain.collect_stacks = folded.is_some() || flamegraph.is_some();
         settings.chain.collect_timeline = html.is_some() || speedscope.is_some();
         let format = self.format.map(Format::from).unwrap_or(match &output {
@@ -712,6 +718,7 @@ impl Cli {
                 html,
                 html_tasks: self.html_tasks,
                 speedscope,
+                animation_frames,
             },
             budgets,
             report_options: Some(report_options),

@@ -106,8 +106,9 @@ fn csv_columns_name_the_leaf_and_entry_owners() {
     let out = report(&[], &[trace_path(CASE)], Format::Csv, 1);
     let mut r = csv::Reader::from_reader(&out[..]);
     let head = r.headers().unwrap().clone();
-    // The party columns, then the trigger's two (issue 17).
-    let tail: Vec<&str> = head.iter().skip(head.len() - 6).take(4).collect();
+    // The party columns, then the trigger's two (issue 17) and the breakdown's eight
+    // (issue 41).
+    let tail: Vec<&str> = head.iter().skip(head.len() - 14).take(4).collect();
     assert_eq!(
         tail,
         ["leaf_party", "leaf_vendor", "entry_party", "entry_vendor"]
@@ -117,7 +118,7 @@ fn csv_columns_name_the_leaf_and_entry_owners() {
         .map(|rec| {
             let rec = rec.unwrap();
             let n = rec.len();
-            (n - 6..n - 2).map(|i| rec[i].to_string()).collect()
+            (n - 14..n - 10).map(|i| rec[i].to_string()).collect()
         })
         .collect();
     let gtm = ["first-party", "", "third-party", "Google Tag Manager"];

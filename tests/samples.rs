@@ -130,6 +130,7 @@ cases! {
     field_chromium_bundle => "field-chromium-bundle",
     node_cpu_prof => "node-cpu-prof",
     parties_shop => "parties-shop",
+    interactions_shop => "interactions-shop",
     recursion_and_triggers => "recursion-and-triggers",
     sm_rollup_terser => "sm-rollup-terser",
     sm_webpack_no_rundown => "sm-webpack-no-rundown",

@@ -164,7 +164,8 @@ fn csv_chain_shows_originals_unless_generated_names_are_asked_for() {
     assert!(header.ends_with(
         ",leaf_original_function,leaf_original_source,leaf_original_line,leaf_original_column,\
          leaf_party,leaf_vendor,entry_party,entry_vendor,\
-         trigger,trigger_detail"
+         trigger,trigger_detail,scripting_ms,style_layout_ms,paint_composite_ms,gc_ms,\
+         parse_compile_ms,other_ms,forced_layout_ms,forced_layout_function"
     ));
     // The flush timer task: hand-checked against src/scheduler.js and src/audit.js.
     assert!(
@@ -197,7 +198,9 @@ fn summary_counts_the_share_of_frames_symbolicated() {
         .assert()
         .success();
     let s = std::fs::read_to_string(&summary).unwrap();
-    // All 10 frames of the 3 tasks (4 + 3 + 3) are in the bundle and mapped.
+    // All 10 frames of the 3 tasks (4 + 3 + 3) are in the bundle and mapped; three
+    // animation frames over 50 ms (132.417, 102.891, 82.258 ms by the DevTools engine's
+    // AnimationFrames handler, scripts/devtools-interactions.mjs).
     let column = |name: &str| {
         let k = s.lines().next().unwrap().split(',').position(|c| c == name);
         s.lines()
@@ -209,6 +212,7 @@ fn summary_counts_the_share_of_frames_symbolicated() {
             .to_string()
     };
     assert_eq!(column("frames_symbolicated"), "1.000", "{s}");
+    assert_eq!(column("long_animation_frames"), "3", "{s}");
 }
 
 // The recordings of samples/sm-* (scripts/sourcemaps/): every bundle frame of every long

@@ -10,6 +10,7 @@ mod common;
 mod compare_builds;
 mod edge_cases;
 mod field;
+mod frames;
 mod fuzz_regressions;
 mod ground_truth;
 mod hostile;

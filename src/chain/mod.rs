@@ -11,6 +11,7 @@
 //!
 //! [`Method::HeaviestPath`] replaces steps 3–4 by a descent into the heaviest child stack.
 
+pub mod breakdown;
 mod heaviest;
 pub mod phases;
 mod recursion;
@@ -286,6 +287,9 @@ pub struct TaskChain {
     /// With [`ChainConfig::collect_timeline`] (and samples in the window): the window's
     /// samples over time.
     pub timeline: Option<Box<Timeline>>,
+    /// The task's time by category and its forced layout, for trace tasks
+    /// (`breakdown::of_window`, filled by the caller).
+    pub breakdown: Option<breakdown::Breakdown>,
 }
 
 /// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`] (the
@@ -319,6 +323,7 @@ pub fn resolve(
         trigger: None,
         alternatives: None,
         timeline: None,
+        breakdown: None,
     };
     out.flags.set(Flags::INCOMPLETE, task.incomplete);
     if !profiles.covers(task.thread) {

@@ -44,6 +44,7 @@ fn label(kind: EntryKind, event_type: &str) -> String {
         EntryKind::Gc => "gc".into(),
         EntryKind::StyleLayout => "style-layout".into(),
         EntryKind::Paint => "paint".into(),
+        EntryKind::Work => "unknown".into(),
     }
 }
 
@@ -63,6 +64,11 @@ pub(crate) fn of_task(
     target_times: &[Timestamp],
     timers: &FastMap<(Pid, i64), String>,
 ) -> Trigger {
+    // Other work (compiling, hit tests, commits) is no entry point.
+    let entries: Vec<&EntryPoint> = entries
+        .iter()
+        .filter(|e| e.kind != EntryKind::Work)
+        .collect();
     // Nearest enclosing entry point of each, by a stack of open spans.
     let mut parent: Vec<Option<usize>> = Vec::with_capacity(entries.len());
     let mut open: Vec<usize> = Vec::new();
@@ -107,7 +113,7 @@ pub(crate) fn of_task(
             }
             candidates.push(Candidate {
                 span: e,
-                outer: outer.map_or(e, |o| &entries[o]),
+                outer: outer.map_or(e, |o| entries[o]),
                 function: Some(e),
             });
         } else if !has_js_inside[i] && (js(i) || parent[i].is_none()) {
@@ -193,6 +199,7 @@ mod tests {
             ts: Timestamp::from_micros(ts),
             dur: TimeDelta::from_micros(dur),
             kind,
+            work: crate::scan::records::WorkCategory::Scripting,
             detail: detail.into(),
             args: None,
             timer_id: None,

@@ -1013,6 +1013,8 @@ pub(crate) fn read(
         sample_interval: Some(interval),
         entries: Default::default(),
         interactions,
+        frames: Vec::new(),
+        task_spans: Default::default(),
     })
 }
 

@@ -7,6 +7,7 @@
 //! module here that makes a [`Recording`]; nothing here calls a later stage.
 
 pub(crate) mod field;
+pub(crate) mod frames;
 pub(crate) mod lexed;
 pub(crate) mod trace;
 
@@ -104,10 +105,17 @@ pub(crate) struct Recording {
     /// samples it calls a `profile_gap`.
     pub sample_interval: Option<TimeDelta>,
     /// A trace's entry-point events by thread, for each task's trigger (empty for field
-    /// data, whose LoAF entries say it instead).
+    /// data, whose LoAF entries say it instead), and the other work events the breakdown
+    /// of a window's time counts.
     pub entries: EntryIndex,
     /// The page's interactions (Event Timing), in `ts` order, INP marked.
     pub interactions: Vec<crate::interactions::Interaction>,
+    /// The animation frames longer than the threshold on the threads in scope, in thread
+    /// and time order (a trace's `AnimationFrame` events; empty for field data).
+    pub frames: Vec<frames::AnimationFrame>,
+    /// The top-level task spans (start, duration), sorted, of the threads that have long
+    /// frames: the idle time of a window that spans several tasks.
+    pub task_spans: FastMap<ThreadKey, Vec<(Timestamp, TimeDelta)>>,
 }
 
 /// Entry-point events of the threads in scope, each list sorted by `ts` (longer first on
@@ -118,6 +126,19 @@ pub(crate) struct EntryIndex {
     pub by_thread: FastMap<ThreadKey, Vec<EntryPoint>>,
     /// `TimerInstall` details by (pid, timer id).
     pub timers: FastMap<(Pid, i64), String>,
+    /// The longest event of each thread's list: no event that began more than this before
+    /// a window can reach into it.
+    pub longest: FastMap<ThreadKey, TimeDelta>,
+}
+
+impl EntryIndex {
+    /// The thread's events (sorted) and the longest of them; empty when it has none.
+    pub(crate) fn of_thread(&self, thread: ThreadKey) -> (&[EntryPoint], TimeDelta) {
+        (
+            self.by_thread.get(&thread).map_or(&[][..], Vec::as_slice),
+            self.longest.get(&thread).copied().unwrap_or_default(),
+        )
+    }
 }
 
 impl EntryIndex {
@@ -143,13 +164,22 @@ impl EntryIndex {
                 list.push(e);
             }
         }
-        for list in by_thread.values_mut() {
+        let mut longest = FastMap::default();
+        for (thread, list) in by_thread.iter_mut() {
             list.sort_by_key(|e| (e.ts, std::cmp::Reverse(e.dur)));
+            longest.insert(
+                *thread,
+                list.iter().map(|e| e.dur).max().unwrap_or_default(),
+            );
         }
         let timers = installs
             .into_iter()
             .map(|t| ((t.pid, t.timer_id), t.detail))
             .collect();
-        EntryIndex { by_thread, timers }
+        EntryIndex {
+            by_thread,
+            timers,
+            longest,
+        }
     }
 }

@@ -56,6 +56,16 @@ pub(crate) fn read(
         }),
     );
     let top_level = tasks::TopLevelCounts::of(top.values().flatten());
+    let (frames, _) =
+        super::frames::long_frames(std::mem::take(&mut trace.frame_marks), &threads, threshold);
+    let mut task_spans = crate::vocab::FastMap::default();
+    for f in &frames {
+        task_spans.entry(f.thread).or_insert_with(|| {
+            top.get(&f.thread)
+                .map(|list| list.iter().map(|t| (t.ts, t.dur)).collect())
+                .unwrap_or_default()
+        });
+    }
     drop(top);
     let mut broken: Vec<String> = Vec::new();
     if let Some(d) = trace.damage.first() {
@@ -122,6 +132,8 @@ pub(crate) fn read(
             &threads,
         ),
         interactions,
+        frames,
+        task_spans,
     };
     read_entry_details(&mut recording, file);
     later.keep(trace);

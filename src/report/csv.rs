@@ -91,6 +91,17 @@ impl<W: Write> CsvWriter<W> {
         let trigger = r.trigger.as_ref();
         w.write_field(trigger.map_or("", |t| t.kind.as_str()))?;
         w.write_field(trigger.map_or("", |t| t.detail.as_str()))?;
+        let b = r.breakdown.as_deref();
+        for t in b
+            .map(|b| super::breakdown_times(b).map(Some))
+            .unwrap_or([None; 7])
+        {
+            put(w, &|s| match t {
+                Some(t) => fmt_millis3(t.as_nanos(), s),
+                None => Ok(()),
+            })?;
+        }
+        w.write_field(b.map_or("", |b| b.forced_by.as_str()))?;
         w.write_record(None::<&[u8]>)
     }
 

@@ -8,6 +8,7 @@ pub mod aggregate;
 pub mod chain_key;
 pub mod csv;
 pub mod folded;
+pub mod frames;
 #[cfg(feature = "cli")]
 pub(crate) mod html;
 pub mod interactions;
@@ -75,8 +76,9 @@ pub fn is_parquet_name(path: &std::path::Path) -> bool {
 
 /// The CSV header: docs/METHOD.md §3's columns in order, then `task_source` and the LoAF entry point
 /// (issue 5), empty for traces, then the leaf's source-map original (empty without one),
-/// then who owns the leaf and the entry frame (issue 16, empty when unknown), then the trigger (issue 17).
-pub const COLUMNS: [&str; 33] = [
+/// then who owns the leaf and the entry frame (issue 16, empty when unknown), then the trigger (issue 17),
+/// then the task's time by category and its forced layout (issue 41, empty for field data).
+pub const COLUMNS: [&str; 41] = [
     "file",
     "pid",
     "tid",
@@ -110,7 +112,29 @@ pub const COLUMNS: [&str; 33] = [
     "entry_vendor",
     "trigger",
     "trigger_detail",
+    "scripting_ms",
+    "style_layout_ms",
+    "paint_composite_ms",
+    "gc_ms",
+    "parse_compile_ms",
+    "other_ms",
+    "forced_layout_ms",
+    "forced_layout_function",
 ];
+
+/// The breakdown's times in [`COLUMNS`]' order: scripting, style and layout, paint and
+/// composite, garbage collection, parsing and compiling, other, forced layout.
+pub fn breakdown_times(b: &crate::chain::breakdown::Breakdown) -> [TimeDelta; 7] {
+    [
+        b.scripting,
+        b.style_layout,
+        b.paint_composite,
+        b.gc,
+        b.parse_compile,
+        b.other,
+        b.forced_layout,
+    ]
+}
 
 /// One long task as reported.
 #[derive(Clone, Debug, PartialEq)]
@@ -160,6 +184,9 @@ pub struct ReportRow {
     /// The window's samples over time, when collected
     /// ([`crate::chain::ChainConfig::collect_timeline`]).
     pub timeline: Option<Box<crate::chain::Timeline>>,
+    /// The task's time by category and its forced layout (trace rows; `None` for field
+    /// data).
+    pub breakdown: Option<Box<crate::chain::breakdown::Breakdown>>,
 }
 
 impl ReportRow {
@@ -191,6 +218,7 @@ impl ReportRow {
             trigger: c.trigger,
             alternatives: c.alternatives,
             timeline: c.timeline,
+            breakdown: c.breakdown.map(Box::new),
         }
     }
     /// The leaf frame (last of the chain).
@@ -344,6 +372,8 @@ pub struct FileReport {
     pub stacks: Vec<(String, u64, TimeDelta)>,
     /// The page's interactions with their phases' chains, in `ts` order.
     pub interactions: Vec<interactions::InteractionRow>,
+    /// One row per long animation frame (sorted by pid, tid, ts).
+    pub frames: Vec<frames::FrameRow>,
 }
 
 /// Per-file counts (durations in ns; reports write ms).
@@ -377,6 +407,9 @@ pub struct FileStats {
     /// Interaction to Next Paint: the longest duration among the INP interactions of the
     /// trace's navigations (one navigation: its INP); `None` without interactions.
     pub inp: Option<TimeDelta>,
+    /// Animation frames (`AnimationFrame` events) longer than the threshold on the threads
+    /// in scope (docs/METHOD.md §2.9).
+    pub long_animation_frames: usize,
 }
 
 impl FileStats {

@@ -194,6 +194,14 @@ pub fn task_schema() -> SchemaRef {
         utf8("entry_vendor", true),
         utf8("trigger", true),
         utf8("trigger_detail", true),
+        float64("scripting_ms", true),
+        float64("style_layout_ms", true),
+        float64("paint_composite_ms", true),
+        float64("gc_ms", true),
+        float64("parse_compile_ms", true),
+        float64("other_ms", true),
+        float64("forced_layout_ms", true),
+        utf8("forced_layout_function", true),
     ]))
 }
 
@@ -232,6 +240,10 @@ struct TaskColumns {
     parties: [StringBuilder; 4],
     /// `trigger`, `trigger_detail`.
     trigger: [StringBuilder; 2],
+    /// The breakdown's times (`scripting_ms` … `forced_layout_ms`).
+    breakdown: [Float64Builder; 7],
+    /// `forced_layout_function`.
+    forced_by: StringBuilder,
     /// The chain's text, reused.
     text: String,
 }
@@ -285,6 +297,8 @@ impl TaskColumns {
             leaf_original_column: Int64Builder::new(),
             parties: std::array::from_fn(|_| StringBuilder::new()),
             trigger: std::array::from_fn(|_| StringBuilder::new()),
+            breakdown: std::array::from_fn(|_| Float64Builder::new()),
+            forced_by: StringBuilder::new(),
             text: String::new(),
         }
     }
@@ -386,6 +400,13 @@ impl TaskColumns {
         let trigger = r.trigger.as_ref();
         self.trigger[0].append_option(trigger.map(|t| t.kind.as_str()));
         self.trigger[1].append_option(trigger.map(|t| t.detail.as_str()));
+        let b = r.breakdown.as_deref();
+        let times = b.map(super::breakdown_times);
+        for (i, col) in self.breakdown.iter_mut().enumerate() {
+            col.append_option(times.map(|t| millis_exact(t[i])));
+        }
+        self.forced_by
+            .append_option(b.map(|b| b.forced_by.as_str()));
     }
 
     /// The rows pushed since the last call, as a batch of [`task_schema`].
@@ -427,6 +448,12 @@ impl TaskColumns {
                 .chain(&mut self.trigger)
                 .map(|b| Arc::new(b.finish()) as ArrayRef),
         );
+        columns.extend(
+            self.breakdown
+                .iter_mut()
+                .map(|b| Arc::new(b.finish()) as ArrayRef),
+        );
+        columns.push(Arc::new(self.forced_by.finish()));
         RecordBatch::try_new(task_schema(), columns).map_err(to_io)
     }
 }
@@ -552,6 +579,7 @@ pub fn summary_schema() -> SchemaRef {
         float64("frames_symbolicated", true),
         int64("interactions", true),
         float64("inp_ms", true),
+        int64("long_animation_frames", true),
     ]))
 }
 
@@ -599,6 +627,7 @@ impl<W: Write> SummaryParquet<W> {
             Arc::new(arrow_array::Float64Array::from(vec![
                 s.inp.map(millis_exact),
             ])),
+            n(s.long_animation_frames as u64),
         ];
         let batch = RecordBatch::try_new(summary_schema(), columns).map_err(to_io)?;
         self.table.write(&batch)
@@ -780,6 +809,7 @@ mod tests {
             trigger: None,
             alternatives: None,
             timeline: None,
+            breakdown: None,
         }
     }
 

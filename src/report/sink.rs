@@ -11,6 +11,7 @@ use super::aggregate::{AggregateBy, Aggregator};
 use super::chain_key::ChainKey;
 use super::csv::CsvWriter;
 use super::folded::{Folded, FoldedWeight};
+use super::frames::{FRAME_COLUMNS, FramesFormat, frame_json, write_csv};
 use super::markdown::{FileLine, InteractionLine, MarkdownReport};
 use super::parquet::TaskParquet;
 use super::summary::SummaryWriter;
@@ -354,5 +355,70 @@ impl Sink for MarkdownSink<'_> {
         let mut w = BufWriter::new(self.out);
         self.md.write(&mut w)?;
         w.flush()
+    }
+}
+
+/// `--animation-frames`: each file's frame rows as the file is done.
+pub(crate) struct FramesSink<'a> {
+    out: BufWriter<Out<'a>>,
+    format: FramesFormat,
+    /// No frame written yet (JSON's separator, CSV's header).
+    first: bool,
+}
+
+impl<'a> FramesSink<'a> {
+    /// Starts the file.
+    pub(crate) fn new(out: Out<'a>, format: FramesFormat) -> io::Result<Self> {
+        let mut out = BufWriter::new(out);
+        match format {
+            FramesFormat::Json => out.write_all(b"{\"animation_frames\":[")?,
+            FramesFormat::Csv => {
+                let mut w = ::csv::Writer::from_writer(&mut out);
+                w.write_record(FRAME_COLUMNS)
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                w.flush()?;
+            }
+            FramesFormat::Ndjson => {}
+        }
+        Ok(FramesSink {
+            out,
+            format,
+            first: true,
+        })
+    }
+}
+
+impl Sink for FramesSink<'_> {
+    fn file_done(&mut self, done: &FileDone<'_>) -> io::Result<()> {
+        let FileOutcome::Done(rep) = done.outcome else {
+            return Ok(());
+        };
+        match self.format {
+            FramesFormat::Csv => {
+                write_csv(&rep.frames, &mut self.out, false)?;
+            }
+            FramesFormat::Ndjson => {
+                for r in &rep.frames {
+                    serde_json::to_writer(&mut self.out, &frame_json(r))?;
+                    self.out.write_all(b"\n")?;
+                }
+            }
+            FramesFormat::Json => {
+                for r in &rep.frames {
+                    self.out
+                        .write_all(if self.first { b"\n" } else { b",\n" })?;
+                    self.first = false;
+                    serde_json::to_writer(&mut self.out, &frame_json(r))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>, _: &Totals) -> io::Result<()> {
+        if self.format == FramesFormat::Json {
+            self.out.write_all(b"\n]}\n")?;
+        }
+        self.out.flush()
     }
 }

@@ -10,8 +10,9 @@ use crate::report::FileReport;
 /// long-task time in rows with status `ok` (empty without long tasks); `frames_symbolicated`
 /// the share of the long tasks' chain frames (those with a script URL) that a source map
 /// gave an original (empty without such frames); `interactions` the Event Timing
-/// interactions and `inp_ms` their INP (docs/METHOD.md §2.8; empty without interactions).
-pub const COLUMNS: [&str; 17] = [
+/// interactions and `inp_ms` their INP (docs/METHOD.md §2.8; empty without interactions); `long_animation_frames` the animation
+/// frames over the threshold on the threads in scope (docs/METHOD.md §2.9).
+pub const COLUMNS: [&str; 18] = [
     "file",
     "bytes",
     "status",
@@ -29,6 +30,7 @@ pub const COLUMNS: [&str; 17] = [
     "frames_symbolicated",
     "interactions",
     "inp_ms",
+    "long_animation_frames",
 ];
 
 /// Writes summary rows, as CSV or Parquet.
@@ -84,6 +86,7 @@ impl<W: Write> SummaryWriter<W> {
             &symbolicated,
             &s.interactions.to_string(),
             &s.inp.map_or(String::new(), ms),
+            &s.long_animation_frames.to_string(),
         ])
         .map_err(std::io::Error::other)
     }

@@ -360,9 +360,14 @@ impl Collector {
     /// Any event but a task mark or metadata, with its `ts` and `dur`.
     fn other(&mut self, ev: &TraceEvent<'_>, ts: Option<Timestamp>, dur: Option<TimeDelta>) {
         if ev.ph == Phase::Complete
-            && let Some(kind) = EntryKind::of_name(ev.name)
+            && let Some((kind, work)) = classify_name(ev.name)
         {
-            return self.entry_point(ev, kind, ts, dur);
+            return self.entry_point(ev, kind, work, ts, dur);
+        }
+        if let Phase::Other(ph @ (b'b' | b'e')) = ev.ph
+            && let Some(kind) = FrameMarkKind::of_name(ev.name)
+        {
+            return self.frame_mark(ev, kind, ph == b'b', ts);
         }
         match ev.name {
             b"TimerInstall" => self.timer_install(ev),
@@ -399,19 +404,22 @@ impl Collector {
         &mut self,
         ev: &TraceEvent<'_>,
         kind: EntryKind,
+        work: WorkCategory,
         ts: Option<Timestamp>,
         dur: Option<TimeDelta>,
     ) {
         let (Some(ts), Some(dur)) = (ts, dur) else {
             return;
         };
+        // Style and layout keep theirs for the stack of a forced layout.
         let args = match kind {
             EntryKind::EventDispatch
             | EntryKind::FunctionCall
             | EntryKind::TimerFire
             | EntryKind::Script
             | EntryKind::Xhr
-            | EntryKind::ParseHtml => ev.args.map(|raw| self.raw_args(raw)),
+            | EntryKind::ParseHtml
+            | EntryKind::StyleLayout => ev.args.map(|raw| self.raw_args(raw)),
             _ => None,
         };
         self.t.entry_points.push(EntryPoint {
@@ -419,9 +427,54 @@ impl Collector {
             ts,
             dur: dur.max(TimeDelta::ZERO),
             kind,
+            work,
             detail: String::new(),
             timer_id: None,
             args,
+        });
+    }
+
+    /// Keeps an animation-frame event, with the timing info of a frame's or a script's
+    /// begin event (a few per frame: parsed at once).
+    fn frame_mark(
+        &mut self,
+        ev: &TraceEvent<'_>,
+        kind: FrameMarkKind,
+        begin: bool,
+        ts: Option<Timestamp>,
+    ) {
+        let Some(ts) = ts else { return };
+        let (mut frame, mut script) = (None, None);
+        if begin && let Some(raw) = ev.args {
+            let parsed = match kind {
+                FrameMarkKind::Frame => self
+                    .args
+                    .with(raw, |v| {
+                        frame = field(v, "animation_frame_timing_info").map(frame_timing_info)
+                    })
+                    .is_some(),
+                FrameMarkKind::Script { .. } => self
+                    .args
+                    .with(raw, |v| {
+                        script =
+                            field(v, "animation_frame_script_timing_info").map(script_timing_info)
+                    })
+                    .is_some(),
+                _ => true,
+            };
+            if !parsed {
+                self.t.diagnostics.add(BAD_ARGS, 1);
+            }
+        }
+        let thread = self.kept_thread(ev);
+        self.t.frame_marks.push(FrameMark {
+            thread,
+            ts,
+            begin,
+            kind,
+            order: ev.offset,
+            frame,
+            script,
         });
     }
 
@@ -972,6 +1025,7 @@ impl Collector {
         self.t.entry_points.extend(t.entry_points);
         self.t.timer_installs.extend(t.timer_installs);
         self.t.event_timings.extend(t.event_timings);
+        self.t.frame_marks.extend(t.frame_marks);
         self.t.profiles.extend(t.profiles);
         for (key, data) in t.profile_data {
             let room = sizes.and_then(|s| s.profiles.get(&key).copied());
@@ -1094,6 +1148,39 @@ fn args_data<R>(
     }
 }
 
+/// A number (integer, float or numeric string) as `f64`.
+fn number(v: &BorrowedValue<'_>) -> Option<f64> {
+    v.cast_f64()
+        .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+        .filter(|f: &f64| f.is_finite())
+}
+
+/// `animation_frame_timing_info` of an `AnimationFrame` begin event.
+fn frame_timing_info(v: &BorrowedValue<'_>) -> Box<FrameTimingInfo> {
+    Box::new(FrameTimingInfo {
+        duration_ms: field(v, "duration_ms").and_then(number),
+        blocking_duration_ms: field(v, "blocking_duration_ms").and_then(number),
+        num_scripts: field(v, "num_scripts").and_then(int),
+    })
+}
+
+/// `animation_frame_script_timing_info` of a script begin event.
+fn script_timing_info(v: &BorrowedValue<'_>) -> Box<ScriptTimingInfo> {
+    Box::new(ScriptTimingInfo {
+        invoker_type: text(v, "invoker_type").unwrap_or_default(),
+        class_like_name: text(v, "class_like_name").unwrap_or_default(),
+        property_like_name: text(v, "property_like_name").unwrap_or_default(),
+        source_url: text(v, "source_location_url").unwrap_or_default(),
+        function: text(v, "source_location_function_name").unwrap_or_default(),
+        char_position: field(v, "source_location_char_position")
+            .and_then(int)
+            .filter(|&c| c >= 0),
+        style_duration_ms: field(v, "style_duration_ms").and_then(number),
+        layout_duration_ms: field(v, "layout_duration_ms").and_then(number),
+        pause_duration_ms: field(v, "pause_duration_ms").and_then(number),
+    })
+}
+
 /// Reads `detail` and `timer_id` of the entry points of `list` that still hold their
 /// `args` (kept by the scan: [`EntryPoint::args`]), from `file` (the whole file, for args
 /// kept in it): the event type of an `EventDispatch`, the function of a `FunctionCall`
@@ -1107,6 +1194,10 @@ pub(crate) fn read_entry_details(
     diagnostics: &mut crate::vocab::Diagnostics,
 ) {
     for e in list {
+        // Style and layout keep theirs for the breakdown (the stack of a forced layout).
+        if e.kind == EntryKind::StyleLayout {
+            continue;
+        }
         let Some(args) = e.args.take() else { continue };
         let Some(raw) = args.bytes(file) else {
             continue;

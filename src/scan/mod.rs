@@ -49,8 +49,8 @@ pub(crate) fn is_task_name(name: &[u8]) -> bool {
     TASK_NAMES.iter().any(|n| n.as_bytes() == name)
 }
 
-/// Every event name the scan matches ([`TASK_NAMES`], `thread_name`, the entry points of
-/// [`records::EntryKind::of_name`], the names [`Collector`] reads the args of). An event
+/// Every event name the scan matches ([`TASK_NAMES`], `thread_name`, the entry points and
+/// work of [`records::classify_name`], the animation-frame events, the names [`Collector`] reads the args of). An event
 /// `name` written with JSON escapes (`Run\u0054ask`) is decoded and, when it is one of
 /// these, read as it ([`matched_name`]); a name the scan matches must be listed here.
 pub(crate) const MATCHED_NAMES: &[&str] = &[
@@ -97,6 +97,34 @@ pub(crate) const MATCHED_NAMES: &[&str] = &[
     "navigationStart",
     "ProcessReadyInBrowser",
     "EventTiming",
+    "v8.compile",
+    "V8.CompileModule",
+    "V8.CompileCode",
+    "V8.OptimizeCode",
+    "v8.produceCache",
+    "v8.produceModuleCache",
+    "v8.parseOnBackgroundParsing",
+    "v8.deserializeOnBackground",
+    "ParseAuthorStyleSheet",
+    "GCEvent",
+    "CppGC.IncrementalSweep",
+    "HitTest",
+    "ComputeIntersections",
+    "ScrollLayer",
+    "Commit",
+    "UpdateLayer",
+    "PaintSetup",
+    "PaintImage",
+    "Decode Image",
+    "RunPostTaskCallback",
+    "HandlePostMessage",
+    "V8Console::runTask",
+    "EmbedderCallback",
+    "AnimationFrame",
+    "AnimationFrame::Script::Execute",
+    "AnimationFrame::Script::Compile",
+    "AnimationFrame::Render",
+    "AnimationFrame::StyleAndLayout",
 ];
 
 /// The name in [`MATCHED_NAMES`] that the raw string content `escaped` (holding a
@@ -142,6 +170,8 @@ pub struct ScannedTrace {
     pub timer_installs: Vec<TimerInstall>,
     /// `EventTiming` begin and end events, in file order.
     pub event_timings: Vec<EventTiming>,
+    /// Animation-frame events (`AnimationFrame` and its children, `b`/`e`), in file order.
+    pub frame_marks: Vec<FrameMark>,
     /// `Profile` events.
     pub profiles: Vec<ProfileEvent>,
     /// `ProfileChunk` events' samples and nodes, by profile (pid, id).

@@ -78,6 +78,68 @@ pub enum EntryKind {
     StyleLayout,
     /// `PrePaint`, `Paint`, `Layerize`, `UpdateLayerTree`, `CompositeLayers`.
     Paint,
+    /// Other main-thread work the breakdown counts ([`WorkCategory`]: compiling, hit tests,
+    /// commits, …); not an entry point: triggers leave it out.
+    Work,
+}
+
+/// What the main thread did, in DevTools' categories (its `EventCategory` by event name,
+/// front_end/models/trace/Styles.ts), with garbage collection and parsing / compiling
+/// taken out of its scripting (docs/METHOD.md §2.10).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum WorkCategory {
+    /// Running JavaScript and the events that call it.
+    Scripting,
+    /// Style recalculation, layout, pre-paint, layerizing, hit tests (DevTools' rendering).
+    StyleLayout,
+    /// Paint, commit, compositing, image decodes (DevTools' painting).
+    PaintComposite,
+    /// V8 and Blink garbage collection.
+    Gc,
+    /// HTML and style-sheet parsing, script compiling and code caches.
+    ParseCompile,
+}
+
+/// The entry kind and work category of a complete (`X`) event by its name, `None` for
+/// names neither an entry point nor counted work.
+#[inline]
+pub(crate) fn classify_name(name: &[u8]) -> Option<(EntryKind, WorkCategory)> {
+    use WorkCategory as W;
+    if let Some(kind) = EntryKind::of_name(name) {
+        let work = match kind {
+            EntryKind::ParseHtml => W::ParseCompile,
+            EntryKind::Gc => W::Gc,
+            EntryKind::StyleLayout => W::StyleLayout,
+            EntryKind::Paint => match name {
+                b"Paint" | b"CompositeLayers" => W::PaintComposite,
+                _ => W::StyleLayout,
+            },
+            _ => W::Scripting,
+        };
+        return Some((kind, work));
+    }
+    let work = match name {
+        b"v8.compile"
+        | b"V8.CompileModule"
+        | b"V8.CompileCode"
+        | b"V8.OptimizeCode"
+        | b"v8.produceCache"
+        | b"v8.produceModuleCache"
+        | b"v8.parseOnBackgroundParsing"
+        | b"v8.deserializeOnBackground"
+        | b"ParseAuthorStyleSheet" => W::ParseCompile,
+        b"GCEvent" | b"CppGC.IncrementalSweep" => W::Gc,
+        b"HitTest" | b"ComputeIntersections" | b"ScrollLayer" => W::StyleLayout,
+        b"Commit" | b"UpdateLayer" | b"PaintSetup" | b"PaintImage" | b"Decode Image" => {
+            W::PaintComposite
+        }
+        b"RunPostTaskCallback"
+        | b"HandlePostMessage"
+        | b"V8Console::runTask"
+        | b"EmbedderCallback" => W::Scripting,
+        _ => return None,
+    };
+    Some((EntryKind::Work, work))
 }
 
 impl EntryKind {
@@ -107,11 +169,12 @@ impl EntryKind {
         })
     }
 
-    /// True for the kinds that run JavaScript (all but GC, style/layout and paint).
+    /// True for the kinds that run JavaScript (all but GC, style/layout, paint and other
+    /// work).
     pub fn runs_js(self) -> bool {
         !matches!(
             self,
-            EntryKind::Gc | EntryKind::StyleLayout | EntryKind::Paint
+            EntryKind::Gc | EntryKind::StyleLayout | EntryKind::Paint | EntryKind::Work
         )
     }
 }
@@ -127,6 +190,8 @@ pub struct EntryPoint {
     pub dur: TimeDelta,
     /// What it is.
     pub kind: EntryKind,
+    /// Its category in the breakdown of a window's time.
+    pub work: WorkCategory,
     /// From `args`: the event type (`click`), the function (`name url:line:col`, 1-based
     /// as the trace gives them), the timer id, the script or document URL; empty when none
     /// (or not read yet: `args`).
@@ -942,5 +1007,96 @@ mod tests {
         // Typical samples: same node, 170 µs apart → 4 bytes, then 1.
         let p = ReadArrays::pack(&[NodeId(7), NodeId(7)], &[TimeDelta::from_micros(170); 2]);
         assert_eq!(p.packed.len(), 5);
+    }
+}
+
+/// What an animation-frame event is: Chrome's long-animation-frame instrumentation
+/// (`AnimationFrameTimingMonitor`), written to `devtools.timeline` as nestable async `b`/`e`
+/// pairs on the renderer's main thread (see docs/METHOD.md §2.9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameMarkKind {
+    /// `AnimationFrame`: the frame, from its first task's start to its rendering's end.
+    Frame,
+    /// `AnimationFrame::Script::Execute` (`compile` false) or `::Script::Compile`: one
+    /// script entry of the frame.
+    Script {
+        /// `::Script::Compile`.
+        compile: bool,
+    },
+    /// `AnimationFrame::Render`: the frame's rendering update.
+    Render,
+    /// `AnimationFrame::StyleAndLayout`: style and layout within the rendering update.
+    StyleAndLayout,
+}
+
+/// `args.animation_frame_timing_info` of an `AnimationFrame` begin event (Chromium's
+/// `AnimationFrameTimingInfo`), milliseconds as the trace writes them (whole ms).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameTimingInfo {
+    /// `duration_ms`.
+    pub duration_ms: Option<f64>,
+    /// `blocking_duration_ms`: the frame's long-task time over 50 ms each.
+    pub blocking_duration_ms: Option<f64>,
+    /// `num_scripts`.
+    pub num_scripts: Option<i64>,
+}
+
+/// `args.animation_frame_script_timing_info` of a script begin event (Chromium's
+/// `ScriptTimingInfo`, the LoAF API's `PerformanceScriptTiming`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ScriptTimingInfo {
+    /// `invoker_type`: `EVENT_HANDLER`, `USER_CALLBACK`, `CLASSIC_SCRIPT`, `PROMISE_RESOLVE`…
+    pub invoker_type: String,
+    /// `class_like_name` (`BUTTON#pay`, `Window`…).
+    pub class_like_name: String,
+    /// `property_like_name` (`click`, `requestAnimationFrame`…).
+    pub property_like_name: String,
+    /// `source_location_url`.
+    pub source_url: String,
+    /// `source_location_function_name`.
+    pub function: String,
+    /// `source_location_char_position` (0-based character offset in the script; -1 or
+    /// missing when unknown).
+    pub char_position: Option<i64>,
+    /// `style_duration_ms`: forced style within the script.
+    pub style_duration_ms: Option<f64>,
+    /// `layout_duration_ms`: forced layout within the script.
+    pub layout_duration_ms: Option<f64>,
+    /// `pause_duration_ms`: synchronous pauses (`alert`, sync XHR).
+    pub pause_duration_ms: Option<f64>,
+}
+
+/// One animation-frame event (begin or end) on some thread.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameMark {
+    /// The thread.
+    pub thread: ThreadKey,
+    /// `ts`.
+    pub ts: Timestamp,
+    /// `b` (true) or `e`.
+    pub begin: bool,
+    /// Which event.
+    pub kind: FrameMarkKind,
+    /// Byte offset in the file.
+    pub order: u64,
+    /// A frame's timing info (frame begin events).
+    pub frame: Option<Box<FrameTimingInfo>>,
+    /// A script's timing info (script begin events).
+    pub script: Option<Box<ScriptTimingInfo>>,
+}
+
+impl FrameMarkKind {
+    /// The kind of an event named `name`, `None` for other names (`::Presentation`,
+    /// `::FirstUIEvent` and the `s`/`f` flow events of the same name are not read).
+    #[inline]
+    pub fn of_name(name: &[u8]) -> Option<FrameMarkKind> {
+        Some(match name {
+            b"AnimationFrame" => FrameMarkKind::Frame,
+            b"AnimationFrame::Script::Execute" => FrameMarkKind::Script { compile: false },
+            b"AnimationFrame::Script::Compile" => FrameMarkKind::Script { compile: true },
+            b"AnimationFrame::Render" => FrameMarkKind::Render,
+            b"AnimationFrame::StyleAndLayout" => FrameMarkKind::StyleAndLayout,
+            _ => return None,
+        })
     }
 }

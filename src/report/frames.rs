@@ -1,0 +1,361 @@
+//! Long animation frames as reported (`--animation-frames FILE`): one row per frame longer
+//! than `--threshold-ms` (docs/METHOD.md §2.9), with its timing, script entries, the chain of
+//! its span (§1, as for a task) and its time by category (§2.10). CSV flattens the script
+//! entries to their count and the longest one; JSON and NDJSON list them.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::{breakdown_times, confidence_number, millis_number, write_chain_text};
+use crate::chain::breakdown::Breakdown;
+use crate::chain::{ChainFrame, ChainStatus, Flags};
+use crate::scan::records::ScriptTimingInfo;
+use crate::time::{TimeDelta, Timestamp, fmt_millis3};
+use crate::vocab::ThreadKey;
+
+/// One script entry of a frame as reported.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameScriptRow {
+    /// From the frame's start.
+    pub start: TimeDelta,
+    /// Duration.
+    pub dur: TimeDelta,
+    /// A compile entry (`::Script::Compile`) rather than an execution.
+    pub compile: bool,
+    /// The trace's `animation_frame_script_timing_info`.
+    pub info: ScriptTimingInfo,
+}
+
+impl FrameScriptRow {
+    /// The LoAF API's `invoker` spelling: `BUTTON#pay.onclick` style, `class.property`
+    /// (either alone when the other is empty).
+    pub fn invoker(&self) -> String {
+        let (class, property) = (&self.info.class_like_name, &self.info.property_like_name);
+        match (class.is_empty(), property.is_empty()) {
+            (false, false) => format!("{class}.{property}"),
+            (false, true) => class.clone(),
+            _ => property.clone(),
+        }
+    }
+}
+
+/// One long animation frame as reported.
+#[derive(Clone, Debug)]
+pub struct FrameRow {
+    /// The input as given.
+    pub file: Arc<str>,
+    /// The thread.
+    pub thread: ThreadKey,
+    /// Its name.
+    pub thread_name: Arc<str>,
+    /// Start on the trace clock.
+    pub ts: Timestamp,
+    /// Start − the trace's first non-metadata `ts`.
+    pub start: TimeDelta,
+    /// Duration (end event − begin event).
+    pub dur: TimeDelta,
+    /// `blocking_duration_ms` as the trace writes it.
+    pub blocking_ms: Option<f64>,
+    /// `num_scripts` as the trace writes it.
+    pub num_scripts: Option<i64>,
+    /// The rendering update's start, from the frame's start.
+    pub render_start: Option<TimeDelta>,
+    /// Style and layout's start in the rendering update, from the frame's start.
+    pub style_layout_start: Option<TimeDelta>,
+    /// Script entries in time order.
+    pub scripts: Vec<FrameScriptRow>,
+    /// Samples in the frame's span.
+    pub window_samples: usize,
+    /// Samples of the chosen stack.
+    pub target_samples: usize,
+    /// Their time.
+    pub stack_time: TimeDelta,
+    /// `stack_time / dur`.
+    pub confidence: f64,
+    /// The chain's status (§1).
+    pub status: ChainStatus,
+    /// Quality notes.
+    pub flags: Flags,
+    /// Frames root → leaf.
+    pub chain: Vec<ChainFrame>,
+    /// The frame's time by category and its forced layout.
+    pub breakdown: Breakdown,
+    /// The interactions (`interactionId`) whose span overlaps the frame, filled by the
+    /// interactions stage when it runs.
+    pub interactions: Vec<i64>,
+}
+
+impl FrameRow {
+    /// The longest script entry (ties: the first).
+    pub fn longest_script(&self) -> Option<&FrameScriptRow> {
+        self.scripts.iter().rev().max_by_key(|s| s.dur)
+    }
+}
+
+/// The CSV header of `--animation-frames`.
+pub const FRAME_COLUMNS: [&str; 34] = [
+    "file",
+    "pid",
+    "tid",
+    "thread_name",
+    "frame_ts_us",
+    "frame_start_ms",
+    "duration_ms",
+    "blocking_duration_ms",
+    "num_scripts",
+    "render_start_ms",
+    "style_layout_start_ms",
+    "script_entries",
+    "top_script_invoker_type",
+    "top_script_invoker",
+    "top_script_function",
+    "top_script_url",
+    "top_script_ms",
+    "window_samples",
+    "target_samples",
+    "stack_ms",
+    "confidence",
+    "status",
+    "flags",
+    "leaf_function",
+    "chain",
+    "scripting_ms",
+    "style_layout_ms",
+    "paint_composite_ms",
+    "gc_ms",
+    "parse_compile_ms",
+    "other_ms",
+    "idle_ms",
+    "forced_layout_ms",
+    "forced_layout_function",
+];
+
+fn ms_text(t: TimeDelta) -> String {
+    let mut s = String::new();
+    let _ = fmt_millis3(t.as_nanos(), &mut s);
+    s
+}
+
+fn opt_text<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// Writes `rows` as CSV with [`FRAME_COLUMNS`] (the header first when `header`).
+pub fn write_csv<W: Write>(rows: &[FrameRow], out: W, header: bool) -> std::io::Result<W> {
+    let mut w = ::csv::Writer::from_writer(out);
+    let io = |e: ::csv::Error| std::io::Error::other(e.to_string());
+    if header {
+        w.write_record(FRAME_COLUMNS).map_err(io)?;
+    }
+    for r in rows {
+        let top = r.longest_script();
+        let mut chain = String::new();
+        write_chain_text(&r.chain, &mut chain);
+        let t = breakdown_times(&r.breakdown);
+        let record: Vec<String> = vec![
+            r.file.to_string(),
+            r.thread.pid.0.to_string(),
+            r.thread.tid.0.to_string(),
+            r.thread_name.to_string(),
+            micros_text(r.ts),
+            ms_text(r.start),
+            ms_text(r.dur),
+            opt_text(r.blocking_ms),
+            opt_text(r.num_scripts),
+            r.render_start.map(ms_text).unwrap_or_default(),
+            r.style_layout_start.map(ms_text).unwrap_or_default(),
+            r.scripts.len().to_string(),
+            top.map(|s| s.info.invoker_type.clone()).unwrap_or_default(),
+            top.map(FrameScriptRow::invoker).unwrap_or_default(),
+            top.map(|s| s.info.function.clone()).unwrap_or_default(),
+            top.map(|s| s.info.source_url.clone()).unwrap_or_default(),
+            top.map(|s| ms_text(s.dur)).unwrap_or_default(),
+            r.window_samples.to_string(),
+            r.target_samples.to_string(),
+            ms_text(r.stack_time),
+            format!("{}", confidence_number(r.confidence)),
+            r.status.as_str().to_string(),
+            r.flags.to_text(),
+            r.chain
+                .last()
+                .map(|f| f.shown_function().to_string())
+                .unwrap_or_default(),
+            chain,
+            ms_text(t[0]),
+            ms_text(t[1]),
+            ms_text(t[2]),
+            ms_text(t[3]),
+            ms_text(t[4]),
+            ms_text(t[5]),
+            ms_text(r.breakdown.idle),
+            ms_text(t[6]),
+            r.breakdown.forced_by.clone(),
+        ];
+        w.write_record(&record).map_err(io)?;
+    }
+    w.into_inner().map_err(|e| e.into_error())
+}
+
+/// `ts` in µs as the task rows write `task_ts_us`: an integer when whole.
+fn micros_text(ts: Timestamp) -> String {
+    let ns = ts.as_nanos();
+    if ns % 1000 == 0 {
+        (ns / 1000).to_string()
+    } else {
+        format!("{}", ns as f64 / 1000.0)
+    }
+}
+
+#[derive(Serialize)]
+struct ScriptJson<'a> {
+    start_ms: f64,
+    duration_ms: f64,
+    compile: bool,
+    invoker_type: &'a str,
+    invoker: String,
+    function: Option<&'a str>,
+    source_url: Option<&'a str>,
+    char_position: Option<i64>,
+    style_duration_ms: Option<f64>,
+    layout_duration_ms: Option<f64>,
+    pause_duration_ms: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct ChainFrameJson<'a> {
+    function: &'a str,
+    url: Option<&'a str>,
+    line: Option<u32>,
+    column: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct FrameJson<'a> {
+    file: &'a str,
+    pid: i64,
+    tid: i64,
+    thread_name: &'a str,
+    frame_ts_us: serde_json::Number,
+    frame_start_ms: f64,
+    duration_ms: f64,
+    blocking_duration_ms: Option<f64>,
+    num_scripts: Option<i64>,
+    render_start_ms: Option<f64>,
+    style_layout_start_ms: Option<f64>,
+    scripts: Vec<ScriptJson<'a>>,
+    window_samples: usize,
+    target_samples: usize,
+    stack_ms: f64,
+    confidence: f64,
+    status: &'a str,
+    flags: Vec<&'static str>,
+    chain: Vec<ChainFrameJson<'a>>,
+    scripting_ms: f64,
+    style_layout_ms: f64,
+    paint_composite_ms: f64,
+    gc_ms: f64,
+    parse_compile_ms: f64,
+    other_ms: f64,
+    idle_ms: f64,
+    forced_layout_ms: f64,
+    forced_layout_function: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[i64]>::is_empty")]
+    interactions: &'a [i64],
+}
+
+/// A frame as its JSON object (the keys of `--animation-frames FILE.json`, docs/METHOD.md §3).
+pub fn frame_json(r: &FrameRow) -> impl Serialize + '_ {
+    let t = breakdown_times(&r.breakdown).map(millis_number);
+    let ns = r.ts.as_nanos();
+    fn some(s: &str) -> Option<&str> {
+        (!s.is_empty()).then_some(s)
+    }
+    FrameJson {
+        file: &r.file,
+        pid: r.thread.pid.0,
+        tid: r.thread.tid.0,
+        thread_name: &r.thread_name,
+        frame_ts_us: if ns % 1000 == 0 {
+            serde_json::Number::from(ns / 1000)
+        } else {
+            serde_json::Number::from_f64(ns as f64 / 1000.0).unwrap_or_else(|| 0.into())
+        },
+        frame_start_ms: millis_number(r.start),
+        duration_ms: millis_number(r.dur),
+        blocking_duration_ms: r.blocking_ms,
+        num_scripts: r.num_scripts,
+        render_start_ms: r.render_start.map(millis_number),
+        style_layout_start_ms: r.style_layout_start.map(millis_number),
+        scripts: r
+            .scripts
+            .iter()
+            .map(|s| ScriptJson {
+                start_ms: millis_number(s.start),
+                duration_ms: millis_number(s.dur),
+                compile: s.compile,
+                invoker_type: &s.info.invoker_type,
+                invoker: s.invoker(),
+                function: some(&s.info.function),
+                source_url: some(&s.info.source_url),
+                char_position: s.info.char_position,
+                style_duration_ms: s.info.style_duration_ms,
+                layout_duration_ms: s.info.layout_duration_ms,
+                pause_duration_ms: s.info.pause_duration_ms,
+            })
+            .collect(),
+        window_samples: r.window_samples,
+        target_samples: r.target_samples,
+        stack_ms: millis_number(r.stack_time),
+        confidence: confidence_number(r.confidence),
+        status: r.status.as_str(),
+        flags: r.flags.names().collect(),
+        chain: r
+            .chain
+            .iter()
+            .map(|f| ChainFrameJson {
+                function: f.shown_function(),
+                url: some(&f.url),
+                line: f.line,
+                column: f.column,
+            })
+            .collect(),
+        scripting_ms: t[0],
+        style_layout_ms: t[1],
+        paint_composite_ms: t[2],
+        gc_ms: t[3],
+        parse_compile_ms: t[4],
+        other_ms: t[5],
+        idle_ms: millis_number(r.breakdown.idle),
+        forced_layout_ms: t[6],
+        forced_layout_function: some(&r.breakdown.forced_by),
+        interactions: &r.interactions,
+    }
+}
+
+/// How `--animation-frames` is written, by the file name's extension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FramesFormat {
+    /// Any other name: CSV with [`FRAME_COLUMNS`].
+    Csv,
+    /// `.json`: `{"animation_frames": [...]}`.
+    Json,
+    /// `.ndjson`, `.jsonl`: one frame object per line.
+    Ndjson,
+}
+
+impl FramesFormat {
+    /// The format of `path` by its extension (any case).
+    pub fn for_path(path: &std::path::Path) -> FramesFormat {
+        let ext = path
+            .extension()
+            .map(|e| e.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        match ext.as_str() {
+            "json" => FramesFormat::Json,
+            "ndjson" | "jsonl" => FramesFormat::Ndjson,
+            _ => FramesFormat::Csv,
+        }
+    }
+}
