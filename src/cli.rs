@@ -190,7 +190,6 @@ a retry may fix (EIO, no space, a stale NFS handle).";
     after_help = EXAMPLES,
     allow_negative_numbers = true,
     args_conflicts_with_subcommands = true,
-    group = clap::ArgGroup::new("stack_outputs").multiple(true)
 )]
 pub struct Cli {
     /// Compare two sets of traces of one scenario.
@@ -216,6 +215,18 @@ pub struct Cli {
     /// searched (by default such links are left out with a note).
     #[arg(long)]
     pub follow_links: bool,
+    /// The report and the other outputs (shared with `record`).
+    #[command(flatten)]
+    pub report: ReportArgs,
+    /// Flags shared with `compare`.
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+}
+
+/// The report and its extra outputs: flags of the main command and of `record`.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("stack_outputs").multiple(true))]
+pub struct ReportArgs {
     /// Create the folders of output files that do not exist yet (else they are an error).
     #[arg(long)]
     pub create_dirs: bool,
@@ -281,9 +292,6 @@ pub struct Cli {
     /// any breach makes the exit code 1. Repeatable.
     #[arg(long, value_name = "KEY=VALUE")]
     pub budget: Vec<String>,
-    /// Flags shared with `compare`.
-    #[command(flatten)]
-    pub analysis: AnalysisArgs,
 }
 
 /// Analysis and run flags, shared by the main command and `compare`.
@@ -363,6 +371,232 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Record a trace of a page in Chromium (load it, or run a DevTools Recorder flow on
+    /// it), save it, and report on it as `taskchain TRACE` would: from a URL to the chains,
+    /// no script to write.
+    #[cfg(feature = "record")]
+    #[command(after_help = RECORD_EXAMPLES)]
+    Record(Box<RecordArgs>),
+}
+
+#[cfg(feature = "record")]
+const RECORD_EXAMPLES: &str = "Examples:
+  taskchain record http://127.0.0.1:8080/ --duration 10          load, record 10 s, report
+  taskchain record http://127.0.0.1:8080/ --flow flow.json --until long-task --format json
+  taskchain record http://127.0.0.1:8080/ --flow flow.json --runs 5 --save-trace base.json.gz
+
+The browser: --browser, else CHROME_PATH, else chromium, chromium-browser, google-chrome,
+google-chrome-stable or chrome on PATH, else the usual install locations; nothing is
+downloaded. Host names other than localhost and 127.0.0.1 do not resolve unless
+--host-resolver-rules says otherwise (give '' to resolve as usual).";
+
+/// The default of `record --host-resolver-rules`: every host name but the machine's own
+/// fails to resolve, so a recording reaches no other machine unless asked to.
+#[cfg(feature = "record")]
+pub(crate) const DEFAULT_HOST_RULES: &str = "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost";
+
+/// When `record` stops recording.
+#[cfg(feature = "record")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum UntilArg {
+    /// Once the first long task (or long animation frame) over --threshold-ms has ended.
+    LongTask,
+    /// Once the first interaction of 200 ms or more has ended.
+    SlowInteraction,
+    /// After the flow's last step and a second of settling (without --flow: after
+    /// --duration).
+    FlowEnd,
+}
+
+/// `taskchain record URL [--flow FILE] [options] [report options]`.
+#[cfg(feature = "record")]
+#[derive(Debug, Args)]
+pub struct RecordArgs {
+    /// The page to load first: an http(s):// or file:// URL, or a local file. May be left
+    /// out when the --flow navigates.
+    #[arg(value_name = "URL")]
+    pub url: Option<String>,
+    /// A DevTools Recorder recording (JSON, the @puppeteer/replay schema) to run on the
+    /// page: setViewport, navigate, click, doubleClick, hover, change, keyDown, keyUp,
+    /// scroll, waitForElement, waitForExpression.
+    #[arg(long, value_name = "FILE")]
+    pub flow: Option<PathBuf>,
+    /// When to stop recording.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = UntilArg::FlowEnd)]
+    pub until: UntilArg,
+    /// Without --flow, how long to record from the page's navigation (seconds); with
+    /// --until long-task or slow-interaction, how long to wait for one.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub duration: f64,
+    /// Where to save the trace [default: trace-<host>-<UTC time>.json.gz]; gzip-compressed
+    /// when the name ends in .gz. With --runs, NAME-1.json.gz, NAME-2.json.gz, ….
+    #[arg(long, value_name = "PATH")]
+    pub save_trace: Option<PathBuf>,
+    /// Record N traces, each in a fresh browser, and report on them as one batch (ready
+    /// for `taskchain compare`).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub runs: usize,
+    /// Slow the page's CPU down X times (CDP Emulation.setCPUThrottlingRate).
+    #[arg(long, value_name = "X")]
+    pub cpu_throttle: Option<f64>,
+    /// A phone as Lighthouse's mobile defaults: a 412×823 touch screen at 1.75×, 4× CPU
+    /// slowdown, slow-4G network.
+    #[arg(long)]
+    pub mobile: bool,
+    /// Also record screenshots (DevTools' film strip; larger traces).
+    #[arg(long)]
+    pub screenshots: bool,
+    /// The Chrome or Chromium program to start.
+    #[arg(long, value_name = "PATH", conflicts_with = "connect")]
+    pub browser: Option<PathBuf>,
+    /// Attach to a running browser instead (`http://127.0.0.1:9222` or its `ws://`
+    /// endpoint); it is left running.
+    #[arg(long, value_name = "URL")]
+    pub connect: Option<String>,
+    /// Show the browser's window (default: headless).
+    #[arg(long, conflicts_with = "connect")]
+    pub headed: bool,
+    /// The started browser's --host-resolver-rules ('' for none).
+    #[arg(long, value_name = "RULES", default_value = DEFAULT_HOST_RULES, conflicts_with = "connect")]
+    pub host_resolver_rules: String,
+    /// One more flag for the started browser (`--browser-arg=--lang=de`). Repeatable.
+    #[arg(
+        long = "browser-arg",
+        value_name = "FLAG",
+        allow_hyphen_values = true,
+        conflicts_with = "connect"
+    )]
+    pub browser_args: Vec<String>,
+    /// How long the browser may take to start, to answer a command or to load a page
+    /// (seconds).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub timeout: f64,
+    /// The report and the other outputs.
+    #[command(flatten)]
+    pub report: ReportArgs,
+}
+
+#[cfg(feature = "record")]
+impl RecordArgs {
+    /// Checks the flags and reads the flow (before any browser starts).
+    fn into_job(
+        self,
+        analysis: AnalysisArgs,
+        settings: Settings,
+        jobs: usize,
+    ) -> Result<Job, String> {
+        use crate::record::{self, BrowserChoice, Flow, Launch, RecordConfig, RecordJob, Until};
+        let seconds = |flag: &str, v: f64| {
+            if v.is_finite() && v > 0.0 && v < 1e6 {
+                Ok(std::time::Duration::from_secs_f64(v))
+            } else {
+                Err(format!("{flag} wants seconds > 0, got {v}"))
+            }
+        };
+        let duration = seconds("--duration", self.duration)?;
+        let timeout = seconds("--timeout", self.timeout)?;
+        if !(1..=1000).contains(&self.runs) {
+            return Err(format!("--runs wants 1 to 1000, got {}", self.runs));
+        }
+        if let Some(x) = self.cpu_throttle
+            && !(x.is_finite() && (1.0..=100.0).contains(&x))
+        {
+            return Err(format!(
+                "--cpu-throttle wants a slowdown from 1 to 100, got {x}"
+            ));
+        }
+        let flow = self.flow.as_deref().map(Flow::read).transpose()?;
+        let url = self.url.as_deref().map(page_url).transpose()?;
+        if url.is_none() && !flow.as_ref().is_some_and(Flow::navigates) {
+            return Err("record: give the URL of the page (or a --flow that navigates)".into());
+        }
+        let base = match self.save_trace {
+            Some(p) if p.as_os_str() == "-" => {
+                return Err("--save-trace wants a file (the report reads it back)".into());
+            }
+            Some(p) => p,
+            None => record::default_save_name(
+                url.as_deref().or(flow.as_ref().and_then(Flow::first_url)),
+                std::time::SystemTime::now(),
+            ),
+        };
+        let save = (1..=self.runs)
+            .map(|i| record::run_path(&base, i, self.runs))
+            .collect();
+        let browser = match self.connect {
+            Some(c) => {
+                if !(c.starts_with("http://") || c.starts_with("ws://")) {
+                    return Err(format!(
+                        "--connect {c}: give the browser's http://HOST:PORT or ws:// DevTools endpoint"
+                    ));
+                }
+                BrowserChoice::Connect(c)
+            }
+            None => BrowserChoice::Launch(Launch {
+                program: PathBuf::new(),
+                headed: self.headed,
+                host_rules: self.host_resolver_rules,
+                extra: self.browser_args,
+                timeout,
+                notes: !analysis.quiet,
+            }),
+        };
+        let threshold_ms = analysis.threshold_ms;
+        let quiet = analysis.quiet;
+        let create_dirs = self.report.create_dirs;
+        let inputs = Inputs {
+            paths: Vec::new(),
+            files_from: None,
+            shard: None,
+            follow_links: false,
+        };
+        let report = self.report.config(inputs, &analysis, settings, jobs)?;
+        Ok(Job::Record(Box::new(RecordJob {
+            record: RecordConfig {
+                url,
+                flow,
+                until: match self.until {
+                    UntilArg::LongTask => Until::LongTask,
+                    UntilArg::SlowInteraction => Until::SlowInteraction,
+                    UntilArg::FlowEnd => Until::FlowEnd,
+                },
+                duration,
+                threshold_ms,
+                browser_path: self.browser,
+                browser,
+                save,
+                cpu_throttle: self.cpu_throttle,
+                mobile: self.mobile,
+                screenshots: self.screenshots,
+                timeout,
+                create_dirs,
+                quiet,
+            },
+            report,
+        })))
+    }
+}
+
+/// The URL `record` loads: a URL with a scheme as given, or a local file as a file://
+/// URL.
+#[cfg(feature = "record")]
+fn page_url(given: &str) -> Result<String, String> {
+    if let Ok(u) = url::Url::parse(given)
+        && u.scheme().len() > 1
+    {
+        return Ok(u.to_string());
+    }
+    let p = std::path::Path::new(given);
+    if p.is_file() {
+        return std::fs::canonicalize(p)
+            .ok()
+            .and_then(|abs| url::Url::from_file_path(abs).ok())
+            .map(|u| u.to_string())
+            .ok_or_else(|| format!("{given}: cannot make a file:// URL of it"));
+    }
+    Err(format!(
+        "{given}: not a URL (http://HOST/PAGE, file:///PATH) nor a file"
+    ))
 }
 
 /// `taskchain compare BASE... -- CANDIDATE...`.
@@ -403,6 +637,9 @@ pub enum Job {
     Compare(Box<CompareConfig>),
     /// Print a completion script.
     Completions(clap_complete::Shell),
+    /// Record traces, then analyse and report.
+    #[cfg(feature = "record")]
+    Record(Box<crate::record::RecordJob>),
 }
 
 /// The completion script of `shell` for this command line (made in memory: clap_complete
@@ -591,7 +828,7 @@ impl Cli {
         {
             return Err(mistyped_error(first, &name));
         }
-        let (mut settings, jobs) = self.analysis.settings()?;
+        let (settings, jobs) = self.analysis.settings()?;
         if let Some(Command::Compare(c)) = self.command {
             if let Some(flag) = c
                 .candidate
@@ -631,17 +868,16 @@ impl Cli {
                 quiet: self.analysis.quiet,
             })));
         }
+        #[cfg(feature = "record")]
+        if let Some(Command::Record(r)) = self.command {
+            return r.into_job(self.analysis, settings, jobs);
+        }
         if self.paths.is_empty() && self.files_from.is_none() {
             return Err(
                 "no input: give trace files or folders, `-` for standard input, or --files-from"
                     .into(),
             );
         }
-        let budgets = self
-            .budget
-            .iter()
-            .map(|b| b.parse::<Budget>())
-            .collect::<Result<Vec<_>, _>>()?;
         let shard = match self.shard_from_env {
             Some(n) => Some(shard_from_env(
                 n,
@@ -649,7 +885,46 @@ impl Cli {
             )?),
             None => self.shard.as_deref().map(parse_shard).transpose()?,
         };
-        let report_options = self.analysis.report_options(shard);
+        let inputs = Inputs {
+            paths: self.paths,
+            files_from: self.files_from,
+            shard,
+            follow_links: self.follow_links,
+        };
+        let cfg = self.report.config(inputs, &self.analysis, settings, jobs)?;
+        Ok(Job::Report(Box::new(cfg)))
+    }
+}
+
+/// Which traces a report reads: paths and how they are searched.
+pub(crate) struct Inputs {
+    /// Files, folders, globs, `-`.
+    pub(crate) paths: Vec<PathBuf>,
+    /// `--files-from`.
+    pub(crate) files_from: Option<PathBuf>,
+    /// `--shard I/N`, resolved.
+    pub(crate) shard: Option<(usize, usize)>,
+    /// `--follow-links`.
+    pub(crate) follow_links: bool,
+}
+
+impl ReportArgs {
+    /// The batch [`Config`] of these outputs over `inputs` (the main command's traces, or
+    /// the traces `record` saves). Errors name the flag and what it wants.
+    pub(crate) fn config(
+        self,
+        inputs: Inputs,
+        analysis: &AnalysisArgs,
+        mut settings: Settings,
+        jobs: usize,
+    ) -> Result<Config, String> {
+        let shard = inputs.shard;
+        let budgets = self
+            .budget
+            .iter()
+            .map(|b| b.parse::<Budget>())
+            .collect::<Result<Vec<_>, _>>()?;
+        let report_options = analysis.report_options(shard);
         let mut output_dirs = Vec::new();
         let mut expand = |flag, p| expand_shard(flag, p, shard, &mut output_dirs);
         let output = expand("-o", self.output)?;
@@ -687,18 +962,18 @@ impl Cli {
         // Only Parquet tables carry the trace id: other reports skip hashing each input.
         settings.trace_ids = format == Format::Parquet
             || (summary.is_some() && summary_format == TableFormat::Parquet);
-        Ok(Job::Report(Box::new(Config {
-            paths: self.paths,
-            files_from: self.files_from,
+        Ok(Config {
+            paths: inputs.paths,
+            files_from: inputs.files_from,
             shard,
             output_dirs,
-            follow_links: self.follow_links,
+            follow_links: inputs.follow_links,
             create_dirs: self.create_dirs,
-            tasks_file: self.analysis.tasks,
+            tasks_file: analysis.tasks.clone(),
             output,
             format,
             jobs,
-            quiet: self.analysis.quiet,
+            quiet: analysis.quiet,
             analysis: settings,
             outputs: Outputs {
                 summary_format,
@@ -709,7 +984,7 @@ impl Cli {
                 ),
                 aggregate,
                 aggregate_by: self.aggregate_by.into(),
-                chain_key: self.analysis.chain_key.into(),
+                chain_key: analysis.chain_key.into(),
                 folded,
                 folded_weight: self.folded_weight.into(),
                 flamegraph,
@@ -722,7 +997,7 @@ impl Cli {
             },
             budgets,
             report_options: Some(report_options),
-        })))
+        })
     }
 }
 

@@ -53,6 +53,8 @@ mod json;
 mod output;
 mod profile;
 mod reader;
+#[cfg(feature = "record")]
+mod record;
 pub mod report;
 mod scan;
 pub mod tasks;
@@ -136,5 +138,7 @@ pub mod internals {
         pub use crate::cli::{Cli, Job, completions, mistyped_in_args};
         pub use crate::compare::run as compare;
         pub use crate::output::remove_on_interrupt;
+        #[cfg(feature = "record")]
+        pub use crate::record::run as record;
     }
 }

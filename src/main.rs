@@ -123,12 +123,25 @@ fn main() -> ExitCode {
     match &mut job {
         Job::Report(cfg) => cfg.analysis.release_freed = Some(release_freed),
         Job::Compare(cfg) => cfg.analysis.release_freed = Some(release_freed),
+        #[cfg(feature = "record")]
+        Job::Record(job) => job.report.analysis.release_freed = Some(release_freed),
         Job::Completions(_) => {}
     }
     cli::remove_on_interrupt();
     let result = match &job {
         Job::Report(cfg) => cli::run(cfg).map(|o| {
             if !cfg.quiet {
+                eprintln!("{}", o.summary.line());
+            }
+            exit_code(
+                o.summary.retryable,
+                o.summary.failed - o.summary.retryable,
+                !o.breaches.is_empty(),
+            )
+        }),
+        #[cfg(feature = "record")]
+        Job::Record(job) => cli::record(job).map(|o| {
+            if !job.report.quiet {
                 eprintln!("{}", o.summary.line());
             }
             exit_code(

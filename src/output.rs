@@ -199,10 +199,39 @@ fn pending_temp_files<R>(f: impl FnOnce(&mut Vec<PathBuf>) -> R) -> R {
     f(&mut PENDING.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
-/// On SIGINT or SIGTERM, removes the temporary output files (the targets were never
-/// touched) and exits with 130. SIGKILL cannot be caught: its temporary files stay.
+/// A cleanup to run on an interrupt (a browser to stop and its profile folder to remove).
+type Cleanup = Box<dyn FnMut() + Send>;
+
+/// Cleanups registered with [`on_interrupt`], by key.
+fn interrupt_cleanups<R>(f: impl FnOnce(&mut Vec<(u64, Cleanup)>) -> R) -> R {
+    static CLEANUPS: std::sync::Mutex<Vec<(u64, Cleanup)>> = std::sync::Mutex::new(Vec::new());
+    f(&mut CLEANUPS.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// Runs `cleanup` if the run is interrupted before [`forget_on_interrupt`] is called with
+/// the key returned.
+#[cfg_attr(not(feature = "record"), allow(dead_code))]
+pub(crate) fn on_interrupt(cleanup: Cleanup) -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let key = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    interrupt_cleanups(|c| c.push((key, cleanup)));
+    key
+}
+
+/// Drops the cleanup registered under `key` (its work was done).
+#[cfg_attr(not(feature = "record"), allow(dead_code))]
+pub(crate) fn forget_on_interrupt(key: u64) {
+    interrupt_cleanups(|c| c.retain(|(k, _)| *k != key));
+}
+
+/// On SIGINT or SIGTERM, runs the cleanups registered (a browser to stop), removes the temporary
+/// output files (the targets were never touched) and exits with 130. SIGKILL cannot be
+/// caught: its temporary files stay.
 pub fn remove_on_interrupt() {
     let _ = ctrlc::set_handler(|| {
+        for (_, mut f) in interrupt_cleanups(std::mem::take) {
+            f();
+        }
         pending_temp_files(|t| {
             for p in t.drain(..) {
                 let _ = std::fs::remove_file(p);

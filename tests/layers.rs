@@ -40,7 +40,7 @@ const LAYERS: &[&[&str]] = &[
     // Many files in parallel.
     &["batch"],
     // Two sets of results compared.
-    &["compare"],
+    &["compare", "record"],
     // The command line.
     &["cli"],
 ];

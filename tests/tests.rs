@@ -23,6 +23,8 @@ mod memory;
 mod parquet_outputs;
 mod parties;
 mod proto;
+#[cfg(feature = "record")]
+mod record;
 mod samples;
 mod scale_out;
 mod sourcemaps;
