@@ -404,6 +404,36 @@ fn messages(o: &FileOutcome, quiet: bool) -> Vec<String> {
     lines
 }
 
+impl Config {
+    /// Every output of the run with its path (`None`: not asked for; the report's `-` is
+    /// standard output).
+    fn wanted(&self) -> [(Output, Option<&Path>); 10] {
+        let o = &self.outputs;
+        [
+            (
+                Output::Report,
+                Some(self.output.as_deref().unwrap_or(Path::new("-"))),
+            ),
+            (Output::Summary, o.summary.as_deref()),
+            (Output::Aggregate, o.aggregate.as_deref()),
+            (Output::Folded, o.folded.as_deref()),
+            (Output::Flamegraph, o.flamegraph.as_deref()),
+            (Output::Markdown, o.markdown.as_deref()),
+            (Output::Interactions, o.interactions.as_deref()),
+            (Output::Html, o.html.as_deref()),
+            (Output::Speedscope, o.speedscope.as_deref()),
+            (Output::AnimationFrames, o.animation_frames.as_deref()),
+        ]
+    }
+
+    /// The outputs' flags and paths, for [`check_outputs`] against files written before the
+    /// run (the traces `record` saves).
+    #[cfg_attr(not(feature = "record"), allow(dead_code))]
+    pub(crate) fn output_paths(&self) -> Vec<(&'static str, Option<&Path>)> {
+        self.wanted().map(|(w, p)| (w.flag(), p)).to_vec()
+    }
+}
+
 /// What a run found, for the exit code.
 #[derive(Debug, Default)]
 pub struct RunOutcome {
@@ -417,7 +447,6 @@ pub struct RunOutcome {
 /// each file's rows and outcome to the outputs' sinks (`report::sink`) as files
 /// finish, runs the budgets, and puts the outputs in place once every sink is finished.
 pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
-    let o = &cfg.outputs;
     let inputs = input::paths::inputs(
         &cfg.paths,
         cfg.files_from.as_deref(),
@@ -438,21 +467,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
     for dir in &cfg.output_dirs {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    let wanted = [
-        (
-            Output::Report,
-            Some(cfg.output.as_deref().unwrap_or(Path::new("-"))),
-        ),
-        (Output::Summary, o.summary.as_deref()),
-        (Output::Aggregate, o.aggregate.as_deref()),
-        (Output::Folded, o.folded.as_deref()),
-        (Output::Flamegraph, o.flamegraph.as_deref()),
-        (Output::Markdown, o.markdown.as_deref()),
-        (Output::Interactions, o.interactions.as_deref()),
-        (Output::Html, o.html.as_deref()),
-        (Output::Speedscope, o.speedscope.as_deref()),
-        (Output::AnimationFrames, o.animation_frames.as_deref()),
-    ];
+    let wanted = cfg.wanted();
     check_outputs(&wanted.map(|(w, p)| (w.flag(), p)), &read, &read_from)?;
     let mut files = Vec::new();
     for (what, path) in wanted {

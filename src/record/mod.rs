@@ -144,24 +144,13 @@ pub fn run(job: &RecordJob) -> anyhow::Result<RunOutcome> {
 /// browser is stopped and its profile removed, and no partial trace is left at the target.
 pub(crate) fn record(cfg: &RecordConfig, report: &Config) -> anyhow::Result<Vec<PathBuf>> {
     // The saved traces must not be the report's outputs, nor each other.
-    let o = &report.outputs;
     let mut outs: Vec<(&str, Option<&Path>)> = cfg
         .save
         .iter()
         .map(|p| ("--save-trace", Some(p.as_path())))
         .collect();
-    outs.extend([
-        (
-            "-o",
-            Some(report.output.as_deref().unwrap_or(Path::new("-"))),
-        ),
-        ("--summary", o.summary.as_deref()),
-        ("--aggregate", o.aggregate.as_deref()),
-        ("--folded", o.folded.as_deref()),
-        ("--flamegraph", o.flamegraph.as_deref()),
-        ("--markdown", o.markdown.as_deref()),
-    ]);
-    check_outputs(&outs, &[])?;
+    outs.extend(report.output_paths());
+    check_outputs(&outs, &[], &[])?;
     let launch = match &cfg.browser {
         BrowserChoice::Launch(l) => {
             let program = Search::of_env(cfg.browser_path.as_deref())
