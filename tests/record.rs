@@ -264,8 +264,24 @@ fn a_flow_records_the_click_and_reports_its_chain() {
         "json",
         "-o",
         "r.json",
+        "--interactions",
+        "i.json",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The click's interaction row, its processing in the handler.
+    let inter: Value = serde_json::from_slice(&std::fs::read(s.path("i.json")).unwrap()).unwrap();
+    let click = inter["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["event_type"] == "click")
+        .unwrap_or_else(|| panic!("no click interaction: {inter}"));
+    assert_eq!(click["type"], "pointer", "{click}");
+    assert!(click["processing_ms"].as_f64().unwrap() >= 250.0, "{click}");
+    assert_eq!(
+        click["phases"]["processing"]["chain"][0]["function"], "onGoClick",
+        "{click}"
+    );
     let events = trace_events(&s.path("t.json.gz"));
     assert!(
         events.iter().any(|e| e["name"] == "ProfileChunk"),
