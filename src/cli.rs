@@ -828,7 +828,7 @@ impl Cli {
         {
             return Err(mistyped_error(first, &name));
         }
-        let (settings, jobs) = self.analysis.settings()?;
+        let (mut settings, jobs) = self.analysis.settings()?;
         if let Some(Command::Compare(c)) = self.command {
             if let Some(flag) = c
                 .candidate
