@@ -28,7 +28,7 @@ for t in samples/*/trace.*; do
 done > "$work/corpus.tsv"
 if [ -d "$traces" ]; then
   find "$traces" \( -name '*.json' -o -name '*.json.gz' -o -name '*.cpuprofile' \) \
-    ! -name '*groundtruth*' ! -name 'provenance.json' ! -path '*/site/*' | sort | sed 's/^/\t/' \
+    ! -name '*groundtruth*' ! -name 'provenance.json' ! -path '*/site/*' ! -path '*/oracle/*' | sort | sed 's/^/\t/' \
     >> "$work/corpus.tsv"
 fi
 
