@@ -852,6 +852,18 @@ fn interaction_rows(
                         &target_times,
                         &rec.entries.timers,
                     ));
+                    // Trace recordings only: field data has no work events to count.
+                    if let Some(spans) = rec.task_spans.get(&c.task.thread) {
+                        let (list, longest) = rec.entries.of_thread(c.task.thread);
+                        c.breakdown = Some(chain::breakdown::of_window(
+                            list,
+                            longest,
+                            Some(spans),
+                            start,
+                            end,
+                            file_bytes,
+                        ));
+                    }
                     (p, c)
                 })
                 .collect()

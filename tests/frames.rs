@@ -153,3 +153,87 @@ fn forced_layout_is_the_engines_forced_reflow_with_its_function() {
         assert_eq!(t["task_ts_us"], w["ts"]);
     }
 }
+
+/// Runs taskchain on the sample with `--interactions OUT` (`name`: its file name, the
+/// format by extension) and returns OUT's text.
+fn interactions(name: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join(name);
+    taskchain()
+        .arg(trace_path("interactions-shop"))
+        .args(["-q", "-o", "-", "--interactions"])
+        .arg(&out)
+        .assert()
+        .success();
+    std::fs::read_to_string(out).unwrap()
+}
+
+#[test]
+fn a_phase_without_javascript_says_what_the_main_thread_did() {
+    let v: Value = serde_json::from_str(&interactions("i.json")).unwrap();
+    let rows = v["interactions"].as_array().unwrap();
+    let by_id = |id: i64| rows.iter().find(|r| r["interaction_id"] == id).unwrap();
+    // Every phase of every interaction: the parts sum to the phase (± 1 ms), forced layout
+    // is part of style and layout.
+    for r in rows {
+        for (name, p) in r["phases"].as_object().unwrap() {
+            let d = f(&p["duration_ms"]);
+            assert!((parts(p, true) - d).abs() <= 1.0, "{name} {p}");
+            assert!(f(&p["forced_layout_ms"]) <= f(&p["style_layout_ms"]) + 0.001);
+        }
+    }
+    // The restyle click (9093, grid.js): its presentation delay 612,951,178 →
+    // 613,332,926 µs ran no JavaScript (624 samples, none of JS). The trace's events in it
+    // (pid = tid 25685), by hand: UpdateLayoutTree 76.118, Layout 60.861, PrePaint 208.211
+    // + 0.015 + 0.005, Layerize 3.510, HitTest 0.041 + 0.040 (the second inside Commit)
+    // = 348.801 ms style and layout; Paint 14.735 (another Paint nested in it) and Commit
+    // 4.013 less its HitTest = 18.708 ms paint; four RunTasks cover 347.224 (clipped) +
+    // 0.007 + 24.004 + 0.178 = 371.413 ms: 3.904 ms of it in no event, and 10.335 ms
+    // idle between them (the thread waiting for the frame).
+    let p = &by_id(9093)["phases"]["presentation_delay"];
+    assert_eq!(p["status"], "non_js");
+    assert_eq!(p["js_samples"], 0);
+    let got: Vec<f64> = [
+        "scripting_ms",
+        "style_layout_ms",
+        "paint_composite_ms",
+        "gc_ms",
+        "parse_compile_ms",
+        "other_ms",
+        "idle_ms",
+        "forced_layout_ms",
+    ]
+    .iter()
+    .map(|k| f(&p[*k]))
+    .collect();
+    assert_eq!(
+        got,
+        [0.0, 348.801, 18.708, 0.0, 0.0, 3.904, 10.335, 0.0],
+        "{p}"
+    );
+    assert_eq!(f(&p["duration_ms"]), 381.748);
+    // The chart click's presentation delay holds drawChart's frame: the forced layouts
+    // the engine's ForcedReflow insight counts (99.078 ms), forced by sizeBars.
+    let p = &by_id(9072)["phases"]["presentation_delay"];
+    let reflow = &oracle()["forced_reflow"][0]["functions"][0];
+    assert!((f(&p["forced_layout_ms"]) - f(&reflow["total_ms"])).abs() < 0.001);
+    assert_eq!(
+        p["forced_layout_function"],
+        "sizeBars http://www.shop-inp.test/chart.js:26:20"
+    );
+    // CSV: each phase's breakdown flattened.
+    let text = interactions("i.csv");
+    let mut reader = csv::Reader::from_reader(text.as_bytes());
+    let header = reader.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let rec = reader
+        .records()
+        .map(Result::unwrap)
+        .find(|r| &r[col("interaction_id")] == "9093")
+        .unwrap();
+    assert_eq!(&rec[col("presentation_delay_status")], "non_js");
+    assert_eq!(&rec[col("presentation_delay_style_layout_ms")], "348.801");
+    assert_eq!(&rec[col("presentation_delay_paint_composite_ms")], "18.708");
+    assert_eq!(&rec[col("presentation_delay_idle_ms")], "10.335");
+    assert_eq!(&rec[col("processing_forced_layout_ms")], "0.000");
+}

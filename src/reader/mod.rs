@@ -114,7 +114,7 @@ pub(crate) struct Recording {
     /// and time order (a trace's `AnimationFrame` events; empty for field data).
     pub frames: Vec<frames::AnimationFrame>,
     /// The top-level task spans (start, duration), sorted, of the threads that have long
-    /// frames: the idle time of a window that spans several tasks.
+    /// frames or interactions: the idle time of a window that spans several tasks.
     pub task_spans: FastMap<ThreadKey, Vec<(Timestamp, TimeDelta)>>,
 }
 

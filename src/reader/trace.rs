@@ -58,10 +58,15 @@ pub(crate) fn read(
     let top_level = tasks::TopLevelCounts::of(top.values().flatten());
     let (frames, _) =
         super::frames::long_frames(std::mem::take(&mut trace.frame_marks), &threads, threshold);
+    let interactions = crate::interactions::interactions(
+        &std::mem::take(&mut trace.event_timings),
+        &trace.navigations,
+    );
     let mut task_spans = crate::vocab::FastMap::default();
-    for f in &frames {
-        task_spans.entry(f.thread).or_insert_with(|| {
-            top.get(&f.thread)
+    let windowed = frames.iter().map(|f| f.thread);
+    for thread in windowed.chain(interactions.iter().map(|i| i.event.thread)) {
+        task_spans.entry(thread).or_insert_with(|| {
+            top.get(&thread)
                 .map(|list| list.iter().map(|t| (t.ts, t.dur)).collect())
                 .unwrap_or_default()
         });
@@ -106,10 +111,6 @@ pub(crate) fn read(
         ));
     }
     let broken = (!broken.is_empty()).then(|| broken.join("; "));
-    let interactions = crate::interactions::interactions(
-        &std::mem::take(&mut trace.event_timings),
-        &trace.navigations,
-    );
     let mut recording = Recording {
         tasks: long,
         top_level,

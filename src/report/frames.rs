@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::{breakdown_times, confidence_number, millis_number, write_chain_text};
+use super::{confidence_number, millis_number, write_chain_text};
 use crate::chain::breakdown::Breakdown;
 use crate::chain::{ChainFrame, ChainStatus, Flags};
 use crate::scan::records::ScriptTimingInfo;
@@ -153,7 +153,6 @@ pub fn write_csv<W: Write>(rows: &[FrameRow], out: W, header: bool) -> std::io::
         let top = r.longest_script();
         let mut chain = String::new();
         write_chain_text(&r.chain, &mut chain);
-        let t = breakdown_times(&r.breakdown);
         let record: Vec<String> = vec![
             r.file.to_string(),
             r.thread.pid.0.to_string(),
@@ -183,16 +182,9 @@ pub fn write_csv<W: Write>(rows: &[FrameRow], out: W, header: bool) -> std::io::
                 .map(|f| f.shown_function().to_string())
                 .unwrap_or_default(),
             chain,
-            ms_text(t[0]),
-            ms_text(t[1]),
-            ms_text(t[2]),
-            ms_text(t[3]),
-            ms_text(t[4]),
-            ms_text(t[5]),
-            ms_text(r.breakdown.idle),
-            ms_text(t[6]),
-            r.breakdown.forced_by.clone(),
         ];
+        let mut record = record;
+        super::breakdown::csv_fields(Some(&r.breakdown), true, &mut record);
         w.write_record(&record).map_err(io)?;
     }
     w.into_inner().map_err(|e| e.into_error())
@@ -252,22 +244,14 @@ struct FrameJson<'a> {
     status: &'a str,
     flags: Vec<&'static str>,
     chain: Vec<ChainFrameJson<'a>>,
-    scripting_ms: f64,
-    style_layout_ms: f64,
-    paint_composite_ms: f64,
-    gc_ms: f64,
-    parse_compile_ms: f64,
-    other_ms: f64,
-    idle_ms: f64,
-    forced_layout_ms: f64,
-    forced_layout_function: Option<&'a str>,
+    #[serde(flatten)]
+    breakdown: super::breakdown::BreakdownJson<'a>,
     #[serde(skip_serializing_if = "<[i64]>::is_empty")]
     interactions: &'a [i64],
 }
 
 /// A frame as its JSON object (the keys of `--animation-frames FILE.json`, docs/METHOD.md §3).
 pub fn frame_json(r: &FrameRow) -> impl Serialize + '_ {
-    let t = breakdown_times(&r.breakdown).map(millis_number);
     let ns = r.ts.as_nanos();
     fn some(s: &str) -> Option<&str> {
         (!s.is_empty()).then_some(s)
@@ -321,15 +305,7 @@ pub fn frame_json(r: &FrameRow) -> impl Serialize + '_ {
                 column: f.column,
             })
             .collect(),
-        scripting_ms: t[0],
-        style_layout_ms: t[1],
-        paint_composite_ms: t[2],
-        gc_ms: t[3],
-        parse_compile_ms: t[4],
-        other_ms: t[5],
-        idle_ms: millis_number(r.breakdown.idle),
-        forced_layout_ms: t[6],
-        forced_layout_function: some(&r.breakdown.forced_by),
+        breakdown: super::breakdown::BreakdownJson::new(Some(&r.breakdown), true),
         interactions: &r.interactions,
     }
 }

@@ -109,6 +109,8 @@ struct PhaseJson<'a> {
     entry_vendor: Option<&'a str>,
     trigger: Option<&'a str>,
     trigger_detail: Option<&'a str>,
+    #[serde(flatten)]
+    breakdown: super::breakdown::BreakdownJson<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     long_tasks: Option<Vec<LongTaskJson>>,
 }
@@ -144,6 +146,7 @@ fn phase_json(p: &PhaseRow) -> PhaseJson<'_> {
             .as_ref()
             .map(|t| t.detail.as_str())
             .filter(|d| !d.is_empty()),
+        breakdown: super::breakdown::BreakdownJson::new(r.breakdown.as_deref(), true),
         long_tasks: (p.phase == Phase::InputDelay).then(|| {
             p.long_tasks
                 .iter()
@@ -258,7 +261,8 @@ pub fn write_interaction_line(out: &mut impl Write, r: &InteractionRow) -> std::
     out.write_all(b"\n")
 }
 
-/// The columns of one phase in CSV, after the phase's key and `_`.
+/// The columns of one phase in CSV, after the phase's key and `_`, before the breakdown's
+/// (`processing_scripting_ms` … `processing_forced_layout_function`).
 const PHASE_COLUMNS: [&str; 11] = [
     "chain",
     "leaf_function",
@@ -273,9 +277,10 @@ const PHASE_COLUMNS: [&str; 11] = [
     "trigger_detail",
 ];
 
-/// The interaction CSV's columns: the interaction's, then the phase columns (`chain`, `leaf_function`, …) for each
-/// phase (`input_delay_chain`, ..., `presentation_delay_trigger_detail`), then the long
-/// tasks overlapping the input delay.
+/// The interaction CSV's columns: the interaction's, then the phase columns (`chain`,
+/// `leaf_function`, …, the breakdown's `scripting_ms` … `forced_layout_function`) for each
+/// phase (`input_delay_chain`, ..., `presentation_delay_forced_layout_function`), then the
+/// long tasks overlapping the input delay.
 pub fn csv_columns() -> Vec<String> {
     let mut c: Vec<String> = [
         "file",
@@ -297,7 +302,10 @@ pub fn csv_columns() -> Vec<String> {
     .map(String::from)
     .into();
     for p in Phase::ALL {
-        for k in PHASE_COLUMNS {
+        for k in PHASE_COLUMNS
+            .into_iter()
+            .chain(super::breakdown::csv_columns(true))
+        {
             c.push(format!("{}_{k}", p.as_str()));
         }
     }
@@ -382,8 +390,12 @@ pub fn csv_fields(r: &InteractionRow) -> Vec<String> {
                     trigger.map_or("", |t| t.kind.as_str()).to_string(),
                     trigger.map_or("", |t| t.detail.as_str()).to_string(),
                 ]);
+                super::breakdown::csv_fields(row.breakdown.as_deref(), true, &mut f);
             }
-            None => f.extend(std::iter::repeat_n(String::new(), PHASE_COLUMNS.len())),
+            None => f.extend(std::iter::repeat_n(
+                String::new(),
+                PHASE_COLUMNS.len() + super::breakdown::csv_columns(true).count(),
+            )),
         }
     }
     let mut tasks = String::new();
@@ -452,7 +464,7 @@ impl<W: Write> InteractionWriter<W> {
 }
 
 /// The version of the interaction table's columns.
-pub const INTERACTIONS_SCHEMA: &str = "interactions/1";
+pub const INTERACTIONS_SCHEMA: &str = "interactions/2";
 
 /// The Arrow type of an interaction CSV column ([`super::interactions::csv_columns`]):
 /// ids and sample counts `Int64`, times and confidences `Float64`, `is_inp` `Boolean`,

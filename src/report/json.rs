@@ -125,14 +125,8 @@ struct Task<'a> {
     trigger_detail: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     alternatives: Option<Vec<Alternative<'a>>>,
-    scripting_ms: Option<f64>,
-    style_layout_ms: Option<f64>,
-    paint_composite_ms: Option<f64>,
-    gc_ms: Option<f64>,
-    parse_compile_ms: Option<f64>,
-    other_ms: Option<f64>,
-    forced_layout_ms: Option<f64>,
-    forced_layout_function: Option<&'a str>,
+    #[serde(flatten)]
+    breakdown: super::breakdown::BreakdownJson<'a>,
 }
 
 #[derive(Serialize)]
@@ -144,11 +138,6 @@ struct Alternative<'a> {
 }
 
 fn task(r: &ReportRow) -> Task<'_> {
-    let ms = r
-        .breakdown
-        .as_deref()
-        .map(|b| super::breakdown_times(b).map(|t| Some(millis_number(t))))
-        .unwrap_or([None; 7]);
     let leaf = r.leaf().map(|f| Frame::new(f, None));
     let parties = r.notes.parties.as_ref();
     let task_party = parties.and_then(|p| p.task.as_ref());
@@ -215,18 +204,7 @@ fn task(r: &ReportRow) -> Task<'_> {
                 })
                 .collect()
         }),
-        scripting_ms: ms[0],
-        style_layout_ms: ms[1],
-        paint_composite_ms: ms[2],
-        gc_ms: ms[3],
-        parse_compile_ms: ms[4],
-        other_ms: ms[5],
-        forced_layout_ms: ms[6],
-        forced_layout_function: r
-            .breakdown
-            .as_deref()
-            .map(|b| b.forced_by.as_str())
-            .filter(|f| !f.is_empty()),
+        breakdown: super::breakdown::BreakdownJson::new(r.breakdown.as_deref(), false),
     }
 }
 

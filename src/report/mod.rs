@@ -5,6 +5,7 @@
 //! sorts them by (file, pid, tid, task_ts_us).
 
 pub mod aggregate;
+pub(crate) mod breakdown;
 pub mod chain_key;
 pub mod csv;
 pub mod folded;
