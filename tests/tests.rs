@@ -19,6 +19,7 @@ mod interactions;
 mod layers;
 pub mod lossless;
 mod memory;
+mod packaging;
 #[path = "parquet.rs"]
 mod parquet_outputs;
 mod parties;
