@@ -49,8 +49,7 @@ cli_enum! {
         Json,
         /// One task object per line, and one `{"file", "error"}` line per failed file.
         Ndjson,
-        /// Apache Parquet: the CSV's columns typed, plus `trace_id` and `chain_frames`
-        /// (see [`parquet`]).
+        /// Apache Parquet: the CSV's columns typed, plus `trace_id` and `chain_frames`.
         Parquet,
     }
 }
@@ -60,7 +59,7 @@ cli_enum! {
     TableFormatArg => TableFormat {
         /// CSV.
         Csv,
-        /// Apache Parquet (see [`parquet`]).
+        /// Apache Parquet.
         Parquet,
     }
 }
@@ -73,7 +72,7 @@ cli_enum! {
         /// The leaf frame's script URL.
         Url,
         /// Who owns the leaf frame: `first-party`, `vendor:<name>`, `third-party:unknown`,
-        /// `(no script url)` (see [`crate::enrich::party`]).
+        /// `(no script url)` (first party: the page's own site and --party-overrides).
         Vendor,
         /// The leaf function with its script URL without query or fragment (`name (url)`), so
         /// one function's tasks meet whatever line, column or cache-busting query they had;
@@ -121,7 +120,7 @@ cli_enum! {
 cli_enum! {
     /// [`Method`] as `--method` reads it.
     MethodArg => Method {
-        /// docs/METHOD.md §1: the largest group of samples with the same stack.
+        /// The largest group of samples inside the task with the same stack.
         LargestStack,
         /// Descend from the root into the child with the most sample time while it holds at
         /// least half of its parent's time.
@@ -160,7 +159,7 @@ cli_enum! {
         /// A function that appears again deeper in the stack: the frames from its outermost to
         /// its innermost call are merged into one (`f > g > f > h` is `f ×2 > h`).
         All,
-        /// No collapsing: the exact stacks of docs/METHOD.md §1.
+        /// No collapsing: the stacks exactly as sampled.
         None,
     }
 }
@@ -178,7 +177,9 @@ const EXAMPLES: &str = "Examples:
 
 Exit codes: 0 every file was read; 1 a budget or regression gate failed; 2 bad usage,
 or a file could not be read (the other files' rows are still written); 75 an I/O failure
-a retry may fix (EIO, no space, a stale NFS handle).";
+a retry may fix (EIO, no space, a stale NFS handle); 130 interrupted (Ctrl-C, SIGTERM).
+
+Documentation: the README and docs/ of taskchain's repository.";
 
 /// Finds long tasks in Chrome trace files and names the JavaScript call chain that caused
 /// each one, with a confidence figure.
@@ -235,7 +236,8 @@ pub struct ReportArgs {
     /// they name are created).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Report format [default: csv, or parquet when -o names a .parquet file].
+    /// Report format [default: the one -o's extension names (.csv, .json, .ndjson or
+    /// .jsonl, .parquet), else csv]; one that disagrees with -o's extension is refused.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
     /// Write one row per input file (status, tasks, blocking time, profiles, …): CSV, or
@@ -287,69 +289,75 @@ pub struct ReportArgs {
     /// CSV, JSON or NDJSON by the name's extension (`.json`, `.ndjson`/`.jsonl`, else CSV).
     #[arg(long, value_name = "FILE")]
     pub animation_frames: Option<PathBuf>,
-    /// A per-file limit, KEY=VALUE (keys: long-tasks, tbt-ms, max-task-ms, long-task-ms,
-    /// inp-ms);
-    /// any breach makes the exit code 1. Repeatable.
+    /// A per-file limit, KEY=VALUE; any breach makes the exit code 1. Repeatable. Keys:
+    /// `long-tasks` (how many long tasks), `tbt-ms` (blocking time: the sum of each long
+    /// task's time over 50 ms), `max-task-ms` (the longest task's duration),
+    /// `long-task-ms` (the sum of the long tasks' whole durations), `inp-ms` (the
+    /// Interaction to Next Paint).
     #[arg(long, value_name = "KEY=VALUE")]
     pub budget: Vec<String>,
 }
 
-/// Analysis and run flags, shared by the main command and `compare`.
+/// Analysis and run flags, shared by the main command and `compare` (flattened into each,
+/// not global: `completions --help` lists none of them).
 #[derive(Debug, Args)]
 pub struct AnalysisArgs {
     /// Worker threads (default: available cores; at most 256).
-    #[arg(short, long, value_name = "N", global = true)]
+    #[arg(short, long, value_name = "N")]
     pub jobs: Option<usize>,
     /// Which threads' long tasks are reported.
-    #[arg(long, value_enum, default_value_t = ScopeArg::MainFrame, global = true)]
+    #[arg(long, value_enum, default_value_t = ScopeArg::MainFrame)]
     pub scope: ScopeArg,
     /// A task is long when its duration is over this many milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 50.0, global = true)]
+    #[arg(long, value_name = "MS", default_value_t = 50.0)]
     pub threshold_ms: f64,
-    /// Also count samples this many milliseconds before a task's start (default: 0 for
-    /// traces, one sample interval for field data).
-    #[arg(long, value_name = "MS", global = true)]
+    /// Also count samples taken up to MS before a task starts as the task's: the sampler
+    /// may catch a task's first JavaScript just before the task's recorded start (default:
+    /// 0 for traces, one sample interval for field data).
+    #[arg(long, value_name = "MS")]
     pub lookback_ms: Option<f64>,
-    /// Long-task entries (PerformanceLongTaskTiming / LoAF JSON) for profiles without
-    /// their own, on the profile's clock in ms.
-    #[arg(long, value_name = "FILE", global = true)]
+    /// Where the long tasks are, for field profiles that do not say: a JSON file of the
+    /// page's long-task or long-animation-frame entries (as PerformanceObserver gives them:
+    /// `startTime` and `duration` in ms, on the profile's clock).
+    #[arg(long, value_name = "FILE")]
     pub tasks: Option<PathBuf>,
     /// Below this confidence (0–1) a task is low confidence.
-    #[arg(long, value_name = "X", default_value_t = 0.5, global = true)]
+    #[arg(long, value_name = "X", default_value_t = 0.5)]
     pub min_confidence: f64,
     /// What to do with low-confidence tasks.
-    #[arg(long, value_enum, value_name = "POLICY", default_value_t = LowConfidencePolicyArg::Flag, global = true)]
+    #[arg(long, value_enum, value_name = "POLICY", default_value_t = LowConfidencePolicyArg::Flag)]
     pub on_low_confidence: LowConfidencePolicyArg,
     /// How the target stack is chosen.
-    #[arg(long, value_enum, default_value_t = MethodArg::LargestStack, global = true)]
+    #[arg(long, value_enum, default_value_t = MethodArg::LargestStack)]
     pub method: MethodArg,
     /// Original function names from source maps: `PREFIX=DIR` (script URLs starting with
     /// PREFIX are files under DIR, their maps found as the trace, the script's
     /// sourceMappingURL comment or `<script>.map` say) or `DIR` (a folder of .map files,
-    /// matched by name or `file`). Repeatable; nothing is fetched. See docs/SOURCE-MAPS.md.
-    #[arg(long, value_name = "PREFIX=DIR", global = true)]
+    /// matched by name or `file`). Repeatable; nothing is fetched.
+    #[arg(long, value_name = "PREFIX=DIR")]
     pub source_maps: Vec<String>,
     /// Which names chain texts (CSV `chain`, aggregates, folded stacks) show for frames
     /// with a source-map original.
-    #[arg(long, value_enum, value_name = "NAMES", default_value_t = ChainNamesArg::Original, global = true)]
+    #[arg(long, value_enum, value_name = "NAMES", default_value_t = ChainNamesArg::Original)]
     pub chain_names: ChainNamesArg,
     /// Parties: JSON `{"first_party_domains": [...], "entities": [{"name", "company",
-    /// "category", "domains"}]}`, checked before the bundled third-party-web entities.
-    #[arg(long, value_name = "FILE", global = true)]
+    /// "category", "domains"}]}` (other keys are warned about and left out), or an array of
+    /// entities as third-party-web's entities.json; checked before the bundled entities.
+    #[arg(long, value_name = "FILE")]
     pub party_overrides: Option<PathBuf>,
     /// How recursion is collapsed before samples are grouped: `direct` merges a frame that
     /// repeats its caller's function, `all` any function met again deeper, `none` keeps the
     /// exact stacks.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = CollapseRecursionArg::Direct, global = true)]
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = CollapseRecursionArg::Direct)]
     pub collapse_recursion: CollapseRecursionArg,
     /// How `compare`, --aggregate and the Markdown's top chains match chains: `normalized`
     /// by function names and script paths (no line or column, no query, content hashes in
     /// file names as `[hash]`, original names with source maps), so a rebuild keeps each
     /// chain; `exact` by the chain text with positions.
-    #[arg(long, value_enum, value_name = "KEY", default_value_t = ChainKeyArg::Normalized, global = true)]
+    #[arg(long, value_enum, value_name = "KEY", default_value_t = ChainKeyArg::Normalized)]
     pub chain_key: ChainKeyArg,
     /// No progress bar, warnings or summary on stderr (errors are still printed).
-    #[arg(short, long, global = true)]
+    #[arg(short, long)]
     pub quiet: bool,
 }
 
@@ -362,7 +370,7 @@ pub enum Command {
     #[command(
         after_help = "Options go before `--`; everything after it is a candidate trace.\n\nExample:\n  taskchain compare --fail-on-regression 10 --markdown r.md base/*.json -- candidate/*.json"
     )]
-    Compare(CompareArgs),
+    Compare(Box<CompareArgs>),
     /// Print a shell completion script: `taskchain completions bash > /etc/bash_completion.d/taskchain`,
     /// `taskchain completions zsh > "${fpath[1]}/_taskchain"`,
     /// `taskchain completions fish > ~/.config/fish/completions/taskchain.fish`.
@@ -474,17 +482,17 @@ pub struct RecordArgs {
     /// The report and the other outputs.
     #[command(flatten)]
     pub report: ReportArgs,
+    /// The analysis flags, as the main command's.
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
 }
 
 #[cfg(feature = "record")]
 impl RecordArgs {
     /// Checks the flags and reads the flow (before any browser starts).
-    fn into_job(
-        self,
-        analysis: AnalysisArgs,
-        settings: Settings,
-        jobs: usize,
-    ) -> Result<Job, String> {
+    fn into_job(self) -> Result<Job, String> {
+        let (settings, jobs) = self.analysis.settings()?;
+        let analysis = self.analysis;
         use crate::record::{self, BrowserChoice, Flow, Launch, RecordConfig, RecordJob, Until};
         let seconds = |flag: &str, v: f64| {
             if v.is_finite() && v > 0.0 && v < 1e6 {
@@ -626,6 +634,9 @@ pub struct CompareArgs {
     /// improvements, new and gone chains, then the candidate set's report.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// The analysis flags, as the main command's.
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
 }
 
 /// What the command line asks for.
@@ -749,8 +760,16 @@ impl AnalysisArgs {
                     self.chain_names.into(),
                 )),
                 parties: Some(std::sync::Arc::new(match &self.party_overrides {
-                    Some(p) => crate::enrich::party::Parties::from_overrides_file(p)
-                        .map_err(|e| format!("--party-overrides {e}"))?,
+                    Some(p) => {
+                        let parties = crate::enrich::party::Parties::from_overrides_file(p)
+                            .map_err(|e| format!("--party-overrides {e}"))?;
+                        if !self.quiet {
+                            for w in parties.warnings() {
+                                eprintln!("taskchain: warning: {}: {w}", p.display());
+                            }
+                        }
+                        parties
+                    }
                     None => crate::enrich::party::Parties::new(),
                 })),
             },
@@ -828,8 +847,8 @@ impl Cli {
         {
             return Err(mistyped_error(first, &name));
         }
-        let (mut settings, jobs) = self.analysis.settings()?;
         if let Some(Command::Compare(c)) = self.command {
+            let (mut settings, jobs) = c.analysis.settings()?;
             if let Some(flag) = c
                 .candidate
                 .iter()
@@ -859,19 +878,20 @@ impl Cli {
                 candidate: c.candidate,
                 fail_on_regression: c.fail_on_regression,
                 min_effect: c.min_effect,
-                chain_key: self.analysis.chain_key.into(),
+                chain_key: c.analysis.chain_key.into(),
                 output: c.output,
                 markdown: c.markdown,
                 html: c.html,
                 analysis: settings,
                 jobs,
-                quiet: self.analysis.quiet,
+                quiet: c.analysis.quiet,
             })));
         }
         #[cfg(feature = "record")]
         if let Some(Command::Record(r)) = self.command {
-            return r.into_job(self.analysis, settings, jobs);
+            return r.into_job();
         }
+        let (mut settings, jobs) = self.analysis.settings()?;
         if self.paths.is_empty() && self.files_from.is_none() {
             return Err(
                 "no input: give trace files or folders, `-` for standard input, or --files-from"
@@ -939,10 +959,18 @@ impl ReportArgs {
         let animation_frames = expand("--animation-frames", self.animation_frames)?;
         settings.chain.collect_stacks = folded.is_some() || flamegraph.is_some();
         settings.chain.collect_timeline = html.is_some() || speedscope.is_some();
-        let format = self.format.map(Format::from).unwrap_or(match &output {
-            Some(p) if is_parquet_name(p) => Format::Parquet,
-            _ => Format::Csv,
-        });
+        let named = output.as_deref().and_then(format_of_name);
+        let format = match (self.format, named) {
+            (Some(given), Some((named, ext))) if Format::from(given) != named => {
+                return Err(format!(
+                    "--format {} but -o names a .{ext} file: drop one, or make them agree",
+                    cli_name(&given).as_str().unwrap_or_default()
+                ));
+            }
+            (Some(given), _) => given.into(),
+            (None, Some((named, _))) => named,
+            (None, None) => Format::Csv,
+        };
         let to_terminal = |p: Option<&std::path::Path>| {
             p.is_none_or(|p| p.as_os_str() == "-") && std::io::stdout().is_terminal()
         };
@@ -999,6 +1027,21 @@ impl ReportArgs {
             report_options: Some(report_options),
         })
     }
+}
+
+/// The report format an output file's extension names, with the extension as written:
+/// `.csv`, `.json`, `.ndjson` (or `.jsonl`), `.parquet` (any case); `None` for another
+/// name (`/dev/stdout`, `report.txt`: CSV unless `--format` says).
+fn format_of_name(path: &std::path::Path) -> Option<(Format, String)> {
+    let ext = path.extension()?.to_str()?;
+    let format = match ext.to_ascii_lowercase().as_str() {
+        "csv" => Format::Csv,
+        "json" => Format::Json,
+        "ndjson" | "jsonl" => Format::Ndjson,
+        _ if is_parquet_name(path) => Format::Parquet,
+        _ => return None,
+    };
+    Some((format, ext.to_owned()))
 }
 
 /// A flag value's spelling on the command line (`largest-stack`, `main-frame`).

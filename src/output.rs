@@ -237,6 +237,8 @@ pub fn remove_on_interrupt() {
                 let _ = std::fs::remove_file(p);
             }
         });
+        // Said even with -q: exit 130 alone reads as a crash in a CI log.
+        eprintln!("taskchain: interrupted: no output was put in place");
         std::process::exit(crate::exit::INTERRUPTED.into());
     });
 }

@@ -1,4 +1,4 @@
-//! Batch outputs of issue 4: --summary, --aggregate, --folded (golden, with values checked
+//! Batch outputs: --summary, --aggregate, --folded (golden, with values checked
 //! by hand on the m86 trace), --budget exit codes, `compare` on sets with a known answer.
 //! `BLESS=1 cargo test` rewrites tests/expected/batch/.
 
@@ -37,7 +37,7 @@ fn summary_aggregate_folded_outputs() {
         let summary = read("s.csv");
         // m86 by hand: 5 long tasks of 103.142 + 1052.668 + 1050.456 + 1000.864 + 1000.725
         // = 4207.855 ms; TBT = 4207.855 − 5 × 50 = 3957.855; the four 1 s tasks are `ok`:
-        // 4104.713 / 4207.855 = 0.975; one profile of 50,294 samples (FORMAT-NOTES §5); no
+        // 4104.713 / 4207.855 = 0.975; one profile of 50,294 samples (docs/METHOD.md §2.4); no
         // source maps: none of its frames symbolicated; no Event Timing: no interaction, no
         // INP; a 2020 trace: no animation frames.
         let m86 = summary.lines().find(|l| l.contains("m86")).unwrap();
@@ -373,6 +373,7 @@ fn interrupted_run_removes_its_temporary_files() {
         .arg(&target)
         .arg("--summary")
         .arg(dir.path().join("s.csv"))
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     let temps = || temp_files(dir.path());
@@ -386,6 +387,10 @@ fn interrupted_run_removes_its_temporary_files() {
     );
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "taskchain: interrupted: no output was put in place\n"
+    );
     assert_eq!(temps(), 0);
     assert!(!target.exists());
 }

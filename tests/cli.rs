@@ -236,7 +236,7 @@ fn two_outputs_on_standard_output_are_refused() {
         taskchain()
             .args([M86, "-q", "-o", "/dev/null", "--aggregate", "/dev/full"])
             .assert()
-            // No space left: a retry may succeed (issue 20's exit code 75).
+            // No space left: a retry may succeed (exit code 75).
             .code(75)
             .stderr(predicate::str::contains("cannot write /dev/full"));
     }
@@ -479,4 +479,131 @@ fn cut_off_gzip_without_a_profile_blames_the_cut_not_the_recording() {
         .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert_eq!(stdout.matches(",no_profile,,").count(), 2, "{stdout}");
+}
+
+#[test]
+fn output_extension_picks_the_format_and_a_disagreeing_format_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let m86 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(M86);
+    let run = |name: &str, format: Option<&str>| {
+        let mut c = taskchain();
+        c.current_dir(dir.path())
+            .arg("-q")
+            .arg(&m86)
+            .args(["-o", name]);
+        if let Some(f) = format {
+            c.args(["--format", f]);
+        }
+        c.output().unwrap()
+    };
+    let read = |name: &str| std::fs::read(dir.path().join(name)).unwrap();
+    // The m86 trace has five long tasks (its expected rows).
+    assert!(run("r.json", None).status.success());
+    let v: serde_json::Value = serde_json::from_slice(&read("r.json")).unwrap();
+    assert_eq!(v["tasks"].as_array().unwrap().len(), 5);
+    assert!(run("r.ndjson", None).status.success());
+    assert!(run("r.JSONL", None).status.success());
+    for name in ["r.ndjson", "r.JSONL"] {
+        let text = String::from_utf8(read(name)).unwrap();
+        assert_eq!(text.lines().count(), 5, "{name}");
+        for l in text.lines() {
+            serde_json::from_str::<serde_json::Value>(l).unwrap();
+        }
+    }
+    assert!(run("r.csv", None).status.success());
+    assert!(read("r.csv").starts_with(b"file,pid,tid,"));
+    // A name with no known extension: CSV, unless --format says.
+    assert!(run("r.txt", None).status.success());
+    assert!(read("r.txt").starts_with(b"file,pid,tid,"));
+    assert!(run("r2.txt", Some("json")).status.success());
+    assert!(read("r2.txt").starts_with(b"{"));
+    // Agreeing is fine; disagreeing is bad usage, and nothing is written.
+    assert!(run("r3.json", Some("json")).status.success());
+    let out = run("r4.json", Some("csv"));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "taskchain: error: --format csv but -o names a .json file: drop one, or make them agree\n"
+    );
+    assert!(!dir.path().join("r4.json").exists());
+}
+
+#[test]
+fn an_empty_trace_says_there_was_nothing_to_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.json");
+    std::fs::write(&empty, r#"{"traceEvents":[]}"#).unwrap();
+    let out = taskchain().arg(&empty).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "taskchain: warning: {}: the trace holds no events: there was nothing to read",
+            empty.display()
+        )),
+        "{err}"
+    );
+    // A trace with events has no such line.
+    let out = taskchain().arg(M86).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("nothing to read"));
+}
+
+#[test]
+fn not_json_names_the_character_and_its_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("page.json");
+    std::fs::write(&html, "\u{feff}hello, not a trace").unwrap();
+    let out = taskchain().arg(&html).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // The BOM's 3 bytes count: `h` is at byte 3.
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(
+            "page.json: not a trace: not JSON trace data: starts with 'h' (0x68) at offset 3"
+        ),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn long_tasks_outside_the_scope_are_counted_with_the_option_that_shows_them() {
+    // Rows per scope (main-frame / renderers / all): chromium-iframes 3 / 4 / 4 (an
+    // out-of-process frame's renderer), chromium-session-15s 39 / 39 / 47 (workers).
+    let note = |case: &str, scope: &str| {
+        let out = taskchain()
+            .arg(format!("samples/{case}/trace.json.gz"))
+            .args(["--scope", scope, "-o", "/dev/null"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("outside --scope"))
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        note("chromium-iframes", "main-frame"),
+        [
+            "taskchain: warning: samples/chromium-iframes/trace.json.gz: 1 long task on threads \
+          outside --scope main-frame is not in the report: --scope renderers shows them"
+        ]
+    );
+    assert!(note("chromium-iframes", "renderers").is_empty());
+    assert_eq!(
+        note("chromium-session-15s", "main-frame"),
+        [
+            "taskchain: warning: samples/chromium-session-15s/trace.json.gz: 8 long tasks on \
+          threads outside --scope main-frame are not in the report: --scope all shows them"
+        ]
+    );
+    assert_eq!(
+        note("chromium-session-15s", "renderers"),
+        [
+            "taskchain: warning: samples/chromium-session-15s/trace.json.gz: 8 long tasks on \
+          threads outside --scope renderers are not in the report: --scope all shows them"
+        ]
+    );
+    assert!(note("chromium-session-15s", "all").is_empty());
 }

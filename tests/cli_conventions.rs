@@ -132,3 +132,74 @@ fn mistyped_subcommand_is_named_not_read_as_a_file() {
         .assert()
         .stderr(predicates::str::contains("did you mean").not());
 }
+
+/// The help text of `args` (`--help`, long form).
+fn help(args: &[&str]) -> String {
+    let out = taskchain().args(args).arg("--help").assert().success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+#[test]
+fn help_is_plain_words_with_no_markup_or_repository_files() {
+    for args in [&[][..], &["compare"], &["completions"]] {
+        let text = help(args);
+        // rustdoc's intra-doc links (`[`parquet`]`, `crate::…`) and the section signs of
+        // the repository's docs mean nothing to someone who installed a binary.
+        for bad in [
+            "[`",
+            "`]",
+            "crate::",
+            "§",
+            "METHOD.md",
+            "SOURCE-MAPS.md",
+            "docs/",
+        ] {
+            let at = text.find(bad);
+            // The one place the docs are named says where they are, in words.
+            let allowed = bad == "docs/"
+                && at.is_some_and(|i| text[..i].ends_with("README and "))
+                && text.matches(bad).count() == 1;
+            assert!(
+                at.is_none() || allowed,
+                "taskchain {args:?} --help shows {bad:?}:\n{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn completions_help_lists_only_its_own_argument() {
+    let text = help(&["completions"]);
+    for analysis in [
+        "--scope",
+        "--threshold-ms",
+        "--chain-key",
+        "--source-maps",
+        "--jobs",
+    ] {
+        assert!(!text.contains(analysis), "{analysis} in:\n{text}");
+    }
+    // compare still takes them, after the subcommand.
+    let compare = help(&["compare"]);
+    assert!(
+        compare.contains("--scope") && compare.contains("--chain-key"),
+        "{compare}"
+    );
+}
+
+#[test]
+fn help_tells_the_budget_keys_and_exit_codes_apart() {
+    let text = help(&[]);
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for said in [
+        "`long-tasks` (how many long tasks)",
+        "`max-task-ms` (the longest task's duration)",
+        "`long-task-ms` (the sum of the long tasks' whole durations)",
+        "`tbt-ms` (blocking time: the sum of each long task's time over 50 ms)",
+        "130 interrupted",
+        "samples taken up to MS before a task starts",
+        "Where the long tasks are, for field profiles that do not say",
+    ] {
+        assert!(flat.contains(said), "{said:?} not in --help:\n{text}");
+    }
+}

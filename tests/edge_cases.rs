@@ -1,4 +1,4 @@
-//! Hand-made traces for the edge cases of issue 2 (scopes 3–5), run end to end through
+//! Hand-made traces for the edge cases of scopes, tasks and profiles, run end to end through
 //! `analyze_bytes`. Every expected value is worked out in the comments.
 
 use taskchain::chain::ChainStatus;

@@ -1,4 +1,4 @@
-//! Field data (issue 5) on hand-built samples, every value worked out by hand.
+//! Field data on hand-built samples, every value worked out by hand.
 
 use crate::common::taskchain;
 use predicates::prelude::*;

@@ -380,3 +380,66 @@ fn the_checker_sees_upward_imports_groups_and_circles() {
     assert!(layer_of("report") > layer_of("scan"));
     assert!(layer_of("enrich") > layer_of("chain") && layer_of("enrich") < layer_of("report"));
 }
+
+/// The places in `text` that cite what a reader of the repository cannot open: notes kept
+/// outside it (`FORMAT-NOTES`) or a tracker's numbers (`issue 17`); each as (line, text).
+fn outside_citations(text: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let lower = line.to_ascii_lowercase();
+        let issue_number = lower.match_indices("issue").any(|(at, w)| {
+            let rest = lower[at + w.len()..].trim_start_matches(['s', ' ', '#']);
+            rest.starts_with(|c: char| c.is_ascii_digit())
+        });
+        if line.contains("FORMAT-NOTES") || issue_number {
+            found.push((i + 1, line.trim().to_owned()));
+        }
+    }
+    found
+}
+
+#[test]
+fn comments_cite_only_what_the_repository_holds() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [
+        "src",
+        "tests",
+        "tools",
+        "benches",
+        "examples",
+        "fuzz/fuzz_targets",
+    ] {
+        if root.join(dir).is_dir() {
+            rust_files(&root.join(dir), &mut files);
+        }
+    }
+    assert!(files.len() > 50, "{}", files.len());
+    let mut bad = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (line, said) in outside_citations(&text) {
+            // This file's own patterns and their test.
+            if !f.ends_with("tests/layers.rs") {
+                bad.push(format!("{}:{line}: {said}", f.display()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "cite docs/ in the repository instead:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_citation_check_sees_notes_and_issue_numbers() {
+    let found = outside_citations(
+        "// Field data (issue 5)\n// see FORMAT-NOTES §2\n// issues #12 and 13\n\
+         // an issue with the file\n// docs/METHOD.md §2.4\n",
+    );
+    assert_eq!(
+        found.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
+        vec![1, 2, 3]
+    );
+}

@@ -1,4 +1,4 @@
-//! Issue 18, "lose nothing": every rule has a test named after it, on inputs built here.
+//! "Lose nothing": every rule has a test named after it, on inputs built here.
 
 use std::path::Path;
 use std::process::Command;
@@ -136,7 +136,7 @@ fn closed_stdout_is_exit_2_cannot_write_the_report() {
         "{}",
         stderr(&o)
     );
-    // No space left (ENOSPC) is a failure a retry may fix: 75 (issue 20), not 2.
+    // No space left (ENOSPC) is a failure a retry may fix: 75, not 2.
     let o = sh(d.path(), "$T -q t.json > /dev/full");
     assert_eq!(o.status.code(), Some(75));
     assert!(

@@ -1,4 +1,4 @@
-//! Memory bounded by the answer (issue 18 §5): field data read member by member gives the
+//! Memory bounded by the answer: field data read member by member gives the
 //! rows worked out by hand, in one chunk of samples or many, in order or not; strings over
 //! 1 MiB are cut and their file's rows flagged `string_cut`. (Peak memory itself is
 //! measured by scripts/bench-memory.sh, not here.)

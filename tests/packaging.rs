@@ -53,8 +53,7 @@ fn run(cmd: &mut Command) -> String {
 const SAMPLE: &str = "samples/chromium-click-chain/trace.json.gz";
 
 fn expected_rows() -> String {
-    std::fs::read_to_string(root().join("samples/chromium-click-chain/expected/tasks.csv"))
-        .unwrap()
+    std::fs::read_to_string(root().join("samples/chromium-click-chain/expected/tasks.csv")).unwrap()
 }
 
 #[test]
@@ -79,12 +78,17 @@ fn npm_tarballs_install_into_an_empty_project_and_run_offline() {
         packs.join(format!("taskchain-{platform}-{v}.tgz")),
         packs.join(format!("taskchain-{v}.tgz")),
     ];
-    assert_eq!(tarballs, want.iter().map(|p| p.to_str().unwrap()).collect::<Vec<_>>());
+    assert_eq!(
+        tarballs,
+        want.iter().map(|p| p.to_str().unwrap()).collect::<Vec<_>>()
+    );
 
     // The platform package says where it runs; the launcher lists it at the same version.
     let manifest = |dir: &str| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(packs.join(dir).join("package.json")).unwrap())
-            .unwrap()
+        serde_json::from_str(
+            &std::fs::read_to_string(packs.join(dir).join("package.json")).unwrap(),
+        )
+        .unwrap()
     };
     let plat = manifest(platform);
     assert_eq!(plat["name"], format!("@taskchain/{platform}"));
@@ -93,8 +97,14 @@ fn npm_tarballs_install_into_an_empty_project_and_run_offline() {
     assert_eq!(plat["cpu"], serde_json::json!([cpu]));
     let launcher = manifest("taskchain");
     assert_eq!(launcher["version"], v);
-    assert_eq!(launcher["optionalDependencies"][format!("@taskchain/{platform}")], v);
-    assert_eq!(launcher["optionalDependencies"].as_object().unwrap().len(), 5);
+    assert_eq!(
+        launcher["optionalDependencies"][format!("@taskchain/{platform}")],
+        v
+    );
+    assert_eq!(
+        launcher["optionalDependencies"].as_object().unwrap().len(),
+        5
+    );
     assert_eq!(launcher["bin"]["taskchain"], "bin/taskchain.js");
 
     // An empty project; both tarballs installed with no network and a cache of its own.
@@ -119,15 +129,33 @@ fn npm_tarballs_install_into_an_empty_project_and_run_offline() {
     std::fs::copy(root().join(SAMPLE), project.join("trace.json.gz")).unwrap();
 
     // `npx taskchain` on a sample: the sample's checked rows, for the file as named here.
-    let rows = run(&mut npm(&["exec", "--offline", "--", "taskchain", "-q", "trace.json.gz"]));
+    let rows = run(&mut npm(&[
+        "exec",
+        "--offline",
+        "--",
+        "taskchain",
+        "-q",
+        "trace.json.gz",
+    ]));
     assert_eq!(rows, expected_rows().replace(SAMPLE, "trace.json.gz"));
-    let shown = run(&mut npm(&["exec", "--offline", "--", "taskchain", "--version"]));
+    let shown = run(&mut npm(&[
+        "exec",
+        "--offline",
+        "--",
+        "taskchain",
+        "--version",
+    ]));
     assert!(shown.starts_with(&format!("taskchain {v} ")), "{shown}");
     // The binary's exit code comes through the launcher: 2 for a file that cannot be read.
     let out = npm(&["exec", "--offline", "--", "taskchain", "missing.json"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.json"));
 }
 
@@ -139,7 +167,11 @@ fn binstall(key: &str) -> String {
         .lines()
         .find(|l| l.starts_with(&format!("{key} = ")))
         .unwrap_or_else(|| panic!("no {key} in [package.metadata.binstall]"));
-    line.split_once(" = ").unwrap().1.trim_matches('"').to_owned()
+    line.split_once(" = ")
+        .unwrap()
+        .1
+        .trim_matches('"')
+        .to_owned()
 }
 
 #[test]
@@ -178,7 +210,11 @@ fn release_archive_has_binstalls_names_a_true_sha256_and_a_binary_that_runs() {
         format!("{hex}  {name}.tar.gz\n")
     );
 
-    run(Command::new("tar").arg("-xzf").arg(&archive).arg("-C").arg(tmp.path()));
+    run(Command::new("tar")
+        .arg("-xzf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(tmp.path()));
     let bin = tmp.path().join(fill(&binstall("bin-dir")));
     let out = run(Command::new(&bin).args(["-q", SAMPLE]).current_dir(root()));
     assert_eq!(out, expected_rows());
@@ -207,7 +243,10 @@ fn action_installs_the_release_archive_checked_else_falls_back_to_cargo() {
     let fake = tmp.path().join("fakebin");
     std::fs::create_dir(&fake).unwrap();
     let calls = tmp.path().join("cargo-calls");
-    script(&fake.join("cargo"), &format!("echo \"$@\" >> {}", calls.display()));
+    script(
+        &fake.join("cargo"),
+        &format!("echo \"$@\" >> {}", calls.display()),
+    );
     let path = format!("{}:/usr/bin:/bin", fake.display());
     let install = |mode: &str, base: &Path, dir: &Path, gh_path: &Path| {
         run(Command::new(root().join("scripts/action/install.sh"))
@@ -225,7 +264,10 @@ fn action_installs_the_release_archive_checked_else_falls_back_to_cargo() {
     // The archive of this platform: unpacked, its binary on the job's PATH.
     let dir = tmp.path().join("bin");
     let gh_path = tmp.path().join("github-path");
-    assert_eq!(install("download", &base, &dir, &gh_path), "installed=true\n");
+    assert_eq!(
+        install("download", &base, &dir, &gh_path),
+        "installed=true\n"
+    );
     assert_eq!(
         std::fs::read_to_string(&gh_path).unwrap(),
         format!("{}\n", dir.display())
@@ -247,11 +289,17 @@ fn action_installs_the_release_archive_checked_else_falls_back_to_cargo() {
     bytes[last] ^= 1;
     std::fs::write(&archive, bytes).unwrap();
     let dir2 = tmp.path().join("bin2");
-    assert_eq!(install("download", &bad, &dir2, &gh_path), "installed=false\n");
+    assert_eq!(
+        install("download", &bad, &dir2, &gh_path),
+        "installed=false\n"
+    );
     assert!(!dir2.join("taskchain").exists());
     // No release for the version at all: the same.
     let none = tmp.path().join("none");
-    assert_eq!(install("download", &none, &dir2, &gh_path), "installed=false\n");
+    assert_eq!(
+        install("download", &none, &dir2, &gh_path),
+        "installed=false\n"
+    );
 
     // Then cargo: from the action's repository and ref, locked.
     assert_eq!(install("cargo", &none, &dir2, &gh_path), "installed=true\n");
@@ -273,7 +321,10 @@ fn action_installs_the_release_archive_checked_else_falls_back_to_cargo() {
         .env("HOME", tmp.path())
         .env("TASKCHAIN_VERSION", v)
         .env("TASKCHAIN_GIT", "GIT-ADDRESS"));
-    assert!(!calls.exists(), "cargo ran though the cached binary is this version");
+    assert!(
+        !calls.exists(),
+        "cargo ran though the cached binary is this version"
+    );
 }
 
 #[test]
@@ -286,7 +337,10 @@ fn action_runs_with_budgets_and_appends_the_markdown_to_the_job_summary() {
             .current_dir(root())
             .env("TASKCHAIN", binary())
             // Two inputs on two lines, as a workflow's `|` block gives them.
-            .env("TRACES", format!("{SAMPLE}\nsamples/chromium-iframes/trace.json.gz"))
+            .env(
+                "TRACES",
+                format!("{SAMPLE}\nsamples/chromium-iframes/trace.json.gz"),
+            )
             .env("BUDGETS", budgets)
             .env("OUTPUT", tmp.path().join("tasks.csv"))
             .env("ARGS", "--threshold-ms 50")
@@ -297,7 +351,12 @@ fn action_runs_with_budgets_and_appends_the_markdown_to_the_job_summary() {
     // The click sample's long task lasts 155.337 ms (its expected rows): over a budget of
     // 150, within one of 160. Exit 1 is the gate's; the summary is written either way.
     let over = step("max-task-ms=150\ntbt-ms=100000");
-    assert_eq!(over.status.code(), Some(1), "{}", String::from_utf8_lossy(&over.stderr));
+    assert_eq!(
+        over.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&over.stderr)
+    );
     let md = std::fs::read_to_string(&summary).unwrap();
     assert!(md.starts_with("earlier step\n## taskchain\n"), "{md}");
     assert!(md.contains("max-task-ms is 155.337 (budget 150)"), "{md}");
@@ -305,10 +364,18 @@ fn action_runs_with_budgets_and_appends_the_markdown_to_the_job_summary() {
     let (header, rows) = crate::common::read_csv(&tmp.path().join("tasks.csv"));
     assert_eq!(header[0], "file");
     assert!(rows.iter().any(|r| r[0] == SAMPLE));
-    assert!(rows.iter().any(|r| r[0] == "samples/chromium-iframes/trace.json.gz"));
+    assert!(
+        rows.iter()
+            .any(|r| r[0] == "samples/chromium-iframes/trace.json.gz")
+    );
 
     let within = step("max-task-ms=160");
-    assert_eq!(within.status.code(), Some(0), "{}", String::from_utf8_lossy(&within.stderr));
+    assert_eq!(
+        within.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&within.stderr)
+    );
     let md2 = std::fs::read_to_string(&summary).unwrap();
     assert_eq!(md2.matches("## taskchain").count(), 2);
     assert!(!md2[md.len()..].contains("Budget breaches"));

@@ -1,4 +1,4 @@
-//! Parquet outputs (issue 20): each sample's task report, summary and aggregate written as
+//! Parquet outputs: each sample's task report, summary and aggregate written as
 //! Parquet and read back with the `parquet` crate hold, cell for cell, the values of the
 //! CSV of the same run; the columns the CSV does not have (`trace_id`, `chain_frames`,
 //! `flags` as a list) agree with it and with an independent computation.

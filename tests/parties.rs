@@ -106,8 +106,7 @@ fn csv_columns_name_the_leaf_and_entry_owners() {
     let out = report(&[], &[trace_path(CASE)], Format::Csv, 1);
     let mut r = csv::Reader::from_reader(&out[..]);
     let head = r.headers().unwrap().clone();
-    // The party columns, then the trigger's two (issue 17) and the breakdown's eight
-    // (issue 41).
+    // The party columns, then the trigger's two and the breakdown's eight.
     let tail: Vec<&str> = head.iter().skip(head.len() - 14).take(4).collect();
     assert_eq!(
         tail,
@@ -270,4 +269,41 @@ fn aggregate_by_function_uses_originals_when_maps_are_given() {
             format!("w ({app})")
         ]
     );
+}
+
+#[test]
+fn an_overrides_file_with_a_description_is_read_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("o.json");
+    // The sample's overrides with a comment-like key added.
+    let given: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("samples/parties-shop/overrides.json").unwrap(),
+    )
+    .unwrap();
+    let mut with = given.as_object().unwrap().clone();
+    with.insert("description".into(), "who owns our scripts".into());
+    std::fs::write(&file, serde_json::to_string(&with).unwrap()).unwrap();
+    let run = |overrides: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_taskchain"))
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .arg("--party-overrides")
+            .arg(overrides)
+            .arg("samples/parties-shop/trace.json.gz")
+            .output()
+            .unwrap()
+    };
+    let out = run(&file);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "taskchain: warning: {}: unknown key \"description\" left out",
+            file.display()
+        )),
+        "{err}"
+    );
+    // The rows are those of the file without the key.
+    let plain = run(std::path::Path::new("samples/parties-shop/overrides.json"));
+    assert_eq!(out.stdout, plain.stdout);
+    assert!(String::from_utf8_lossy(&plain.stdout).contains("Widgetly Chat"));
 }

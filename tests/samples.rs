@@ -322,3 +322,46 @@ fn recorded_triggers_name_what_started_each_task() {
         .collect();
     assert_eq!(got, want);
 }
+
+/// The status precedence of docs/METHOD.md §1 on every sample's checked rows: a VM-state
+/// top stack (`(program)`, `(garbage collector)`, `(idle)`) is `non_js` only when it holds
+/// at least the minimum confidence (0.5, the samples' default) from at least 3 samples;
+/// else the row is `low_confidence`, never `non_js` or `ok`.
+#[test]
+fn vm_state_top_stacks_are_non_js_only_when_confident() {
+    let mut seen = [0usize; 2];
+    for case in sample_cases() {
+        let args = case_args(&case);
+        if args.iter().any(|a| a.contains("confidence")) {
+            continue;
+        }
+        let path = case_dir(&case).join("expected/tasks.csv");
+        if !path.exists() {
+            continue;
+        }
+        let (header, rows) = read_csv(&path);
+        let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let (leaf, status, conf, window) = (
+            col("leaf_function"),
+            col("status"),
+            col("confidence"),
+            col("window_samples"),
+        );
+        for r in &rows {
+            if !["(program)", "(garbage collector)", "(idle)"].contains(&r[leaf].as_str()) {
+                continue;
+            }
+            let confident =
+                r[conf].parse::<f64>().unwrap() >= 0.5 && r[window].parse::<u64>().unwrap() >= 3;
+            let want = if confident {
+                "non_js"
+            } else {
+                "low_confidence"
+            };
+            assert_eq!(r[status], want, "{case}: {r:?}");
+            seen[usize::from(confident)] += 1;
+        }
+    }
+    // Both sides of the rule occur in the samples.
+    assert!(seen[0] > 0 && seen[1] > 0, "{seen:?}");
+}

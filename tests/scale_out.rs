@@ -1,4 +1,4 @@
-//! Past one machine (issue 20): shards of a corpus combine into the single run's outputs,
+//! Past one machine: shards of a corpus combine into the single run's outputs,
 //! `trace_id` names a file's content wherever it lies, and the exit code tells a
 //! scheduler whether a retry can help.
 

@@ -160,7 +160,7 @@ fn csv_chain_shows_originals_unless_generated_names_are_asked_for() {
     };
     let original = csv(&[]);
     let header = original.lines().next().unwrap();
-    // The source-map columns, then the parties' (issue 16).
+    // The source-map columns, then the parties'.
     assert!(header.ends_with(
         ",leaf_original_function,leaf_original_source,leaf_original_line,leaf_original_column,\
          leaf_party,leaf_vendor,entry_party,entry_vendor,\

@@ -1,5 +1,5 @@
-//! Issue 18, sections 1 (data after the top-level value) and 2 (values the format forbids
-//! are reported, not guessed): a test named after each rule, on inputs built here.
+//! Data after the top-level value, and values the format forbids (reported, not
+//! guessed): a test named after each rule, on inputs built here.
 
 use crate::lossless::{everywhere, sh, small_trace, stderr};
 

@@ -3,8 +3,8 @@
 //! member of at most 48 MiB inflated, into one reused buffer; else flate2 on zlib-rs, CPU
 //! features detected at run time, into one reused 4 MB block) and count `{` bytes with
 //! memchr.
-//! With `--zlib-rs`, every .gz goes through flate2 on zlib-rs (the yardstick issue 19
-//! names: zlib-rs inflate and memchr), small ones too.
+//! With `--zlib-rs`, every .gz goes through flate2 on zlib-rs (the yardstick of BENCHMARKS.md:
+//! zlib-rs inflate and memchr), small ones too.
 //! Files are shared among `-j N` threads (default 1), each taking the next file, as a
 //! batch run of taskchain does. Prints the count.
 //!

@@ -1,4 +1,4 @@
-//! What started a task (issue 17): its `trigger` and `trigger_detail`, from the entry-point
+//! What started a task: its `trigger` and `trigger_detail`, from the entry-point
 //! events inside it (`EventDispatch`, `FunctionCall`, `TimerFire`, …, see
 //! `EntryKind` in `src/scan/records.rs`).
 //!

@@ -176,14 +176,17 @@ fn dataset() -> &'static EntityIndex {
     })
 }
 
-/// `--party-overrides FILE`: `{"first_party_domains": [...], "entities": [...]}`.
+/// `--party-overrides FILE`: `{"first_party_domains": [...], "entities": [...]}`; other
+/// top-level keys (a `"description"`: JSON has no comments) are kept in `other` to be
+/// warned about.
 #[derive(Debug, Default, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
 struct OverridesFile {
     #[serde(default)]
     first_party_domains: Vec<String>,
     #[serde(default)]
     entities: Vec<Entity>,
+    #[serde(flatten)]
+    other: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// The overrides file may hold at most this many bytes (it is read whole).
@@ -198,6 +201,8 @@ pub struct Parties {
     overrides: EntityIndex,
     /// The overrides file read (`--party-overrides`): an input no output may overwrite.
     pub(crate) file: Option<std::path::PathBuf>,
+    /// What the overrides file held that was left out (unknown top-level keys).
+    warnings: Vec<String>,
 }
 
 impl Parties {
@@ -225,15 +230,36 @@ impl Parties {
         Ok(p)
     }
 
-    /// Parses the overrides' JSON (see [`Parties::from_overrides_file`]).
+    /// Parses the overrides' JSON (see [`Parties::from_overrides_file`]): an object
+    /// `{"first_party_domains": [...], "entities": [...]}` (other top-level keys are left
+    /// out, each named in [`Parties::warnings`]), or an array of entities, as
+    /// third-party-web's own `entities.json` is.
     pub fn from_overrides_json(text: &str) -> Result<Parties, String> {
-        let f: OverridesFile = serde_json::from_str(text).map_err(|e| {
+        let bad = |e: serde_json::Error| {
             format!(
                 "not a party overrides file ({e}); want {{\"first_party_domains\": [\"…\"], \
-                 \"entities\": [{{\"name\", \"company\", \"category\", \"domains\"}}]}}"
+                 \"entities\": [{{\"name\", \"company\", \"category\", \"domains\"}}]}} \
+                 or an array of entities"
             )
-        })?;
-        let mut f = f;
+        };
+        let mut f: OverridesFile = if text.trim_start().starts_with('[') {
+            OverridesFile {
+                entities: serde_json::from_str(text).map_err(bad)?,
+                ..OverridesFile::default()
+            }
+        } else {
+            serde_json::from_str(text).map_err(bad)?
+        };
+        let warnings = f
+            .other
+            .keys()
+            .map(|k| {
+                format!(
+                    "unknown key {k:?} left out (the keys read are \"first_party_domains\" and \
+                     \"entities\")"
+                )
+            })
+            .collect();
         for (i, e) in f.entities.iter_mut().enumerate() {
             if e.name.trim().is_empty() {
                 return Err(format!("entities[{i}] has an empty \"name\""));
@@ -264,7 +290,14 @@ impl Parties {
             first_party,
             overrides: EntityIndex::new(f.entities),
             file: None,
+            warnings,
         })
+    }
+
+    /// What the overrides file held that was left out, one sentence each (for
+    /// `taskchain: warning:` lines); empty without overrides.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// True when `host` is a listed first-party domain or under one: the host and each
@@ -676,7 +709,6 @@ mod tests {
             "{}",
             err("[1]")
         );
-        assert!(err(r#"{"first_party": ["x"]}"#).contains("unknown field `first_party`"));
         assert!(
             err(r#"{"entities": [{"name": "", "domains": ["a.b"]}]}"#)
                 .contains("entities[0] has an empty \"name\"")
@@ -739,6 +771,51 @@ mod tests {
         assert!(
             e.starts_with("entities[0].domains[0] \"a b.test\" is not a host name"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_warned_and_the_rest_is_read() {
+        let p = Parties::from_overrides_json(
+            r#"{"description": "our CDNs", "first_party": ["x"],
+                "first_party_domains": ["shop-cdn.co.uk"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            p.warnings(),
+            [
+                "unknown key \"description\" left out (the keys read are \"first_party_domains\" and \"entities\")",
+                "unknown key \"first_party\" left out (the keys read are \"first_party_domains\" and \"entities\")",
+            ]
+        );
+        // The known key was still read: shop-cdn.co.uk is first party on another site.
+        let owner = p.of_url("https://img.shop-cdn.co.uk/a.js", Some("shop.test"));
+        assert_eq!(owner.unwrap().party, Some(Party::FirstParty));
+        assert!(Parties::new().warnings().is_empty());
+    }
+
+    #[test]
+    fn third_party_webs_entities_array_is_an_overrides_file() {
+        // The shape of third-party-web's entities.json: an array, with keys taskchain does
+        // not read (homepage, examples).
+        let p = Parties::from_overrides_json(
+            r#"[{"name": "Widget Co", "company": "Widget", "homepage": "https://w.example",
+                 "category": "customer-success", "domains": ["*.widget.example"],
+                 "examples": ["cdn.widget.example"]}]"#,
+        )
+        .unwrap();
+        assert!(p.warnings().is_empty());
+        let owner = p
+            .of_url("https://cdn.widget.example/w.js", Some("shop.test"))
+            .unwrap();
+        assert_eq!(
+            owner.vendor.as_deref().map(|e| e.name.as_str()),
+            Some("Widget Co")
+        );
+        assert!(
+            Parties::from_overrides_json(r#"[{"name": "X"}]"#)
+                .unwrap_err()
+                .contains("missing field `domains`")
         );
     }
 

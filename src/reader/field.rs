@@ -1,4 +1,4 @@
-//! Field data (issue 5): profiles recorded in real users' browsers or in Node, with the
+//! Field data: profiles recorded in real users' browsers or in Node, with the
 //! long tasks they observed — through the same chain resolution and reports as traces.
 //!
 //! Formats, told apart by their top-level keys:

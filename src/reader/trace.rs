@@ -26,6 +26,9 @@ pub(crate) fn read(
 ) -> Result<Recording, AnalyzeError> {
     no_trace_events(&trace)?;
     let mut diagnostics = std::mem::take(&mut trace.diagnostics);
+    if trace.events == 0 && trace.damage.is_empty() && !trace.truncated() {
+        diagnostics.note("the trace holds no events: there was nothing to read".into());
+    }
     if tasks_file_given {
         diagnostics.note(
             "--tasks is for field profiles; a Chrome trace has its own tasks (ignored)".into(),
@@ -42,6 +45,9 @@ pub(crate) fn read(
     );
     tasks::end_open_tasks_at_last_busy_sample(&mut top, &profiles, file, trace_end);
     diagnostics.merge(&task_diagnostics);
+    if let Some(note) = outside_scope_note(&trace, &marks, &threads, scope, threshold, trace_end) {
+        diagnostics.note(note);
+    }
     // Plain data (no heap inside): freed at once, not kept until the report is written,
     // where with millions of tasks the scan's marks and the task lists added up to 2.7×
     // the rows' CSV.
@@ -164,6 +170,56 @@ fn read_entry_details(rec: &mut Recording, file: Option<&[u8]>) {
         scan::read_entry_details(&mut list[inside], file, &mut parser, &mut rec.diagnostics);
     }
     rec.diagnostics.add(scan::args::STRINGS_CUT, parser.cut);
+}
+
+/// Says how many long tasks lie on threads outside `scope` (their rows are not written)
+/// and which `--scope` shows them; `None` when there are none (or the scope is `all`).
+fn outside_scope_note(
+    trace: &ScannedTrace,
+    marks: &scan::records::TaskMarks,
+    in_scope: &[crate::vocab::ThreadKey],
+    scope: Scope,
+    threshold: TimeDelta,
+    trace_end: crate::time::Timestamp,
+) -> Option<String> {
+    if scope == Scope::All {
+        return None;
+    }
+    // The long tasks of the threads a wider scope adds to this one.
+    let count = |wider: Scope| {
+        let added: Vec<_> = tasks::threads_in_scope(trace, wider)
+            .into_iter()
+            .filter(|t| in_scope.binary_search(t).is_err())
+            .collect();
+        if added.is_empty() {
+            return 0;
+        }
+        let top = tasks::top_level_tasks(marks, &added, trace_end, &mut Diagnostics::default());
+        tasks::long_tasks_in_order(&top, threshold).count() as u64
+    };
+    let all = count(Scope::All);
+    if all == 0 {
+        return None;
+    }
+    let (name, how) = match scope {
+        Scope::MainFrame => {
+            let renderers = count(Scope::Renderers);
+            let how = if renderers > 0 && renderers < all {
+                format!("--scope renderers shows {renderers} of them, --scope all every one")
+            } else if renderers == all {
+                "--scope renderers shows them".to_string()
+            } else {
+                "--scope all shows them".to_string()
+            };
+            ("main-frame", how)
+        }
+        _ => ("renderers", "--scope all shows them".to_string()),
+    };
+    Some(format!(
+        "{} on threads outside --scope {name} {} not in the report: {how}",
+        plural(all, "long task", "long tasks"),
+        if all == 1 { "is" } else { "are" }
+    ))
 }
 
 fn plural(n: u64, one: &str, many: &str) -> String {

@@ -76,9 +76,9 @@ pub fn is_parquet_name(path: &std::path::Path) -> bool {
 }
 
 /// The CSV header: docs/METHOD.md §3's columns in order, then `task_source` and the LoAF entry point
-/// (issue 5), empty for traces, then the leaf's source-map original (empty without one),
-/// then who owns the leaf and the entry frame (issue 16, empty when unknown), then the trigger (issue 17),
-/// then the task's time by category and its forced layout (issue 41, empty for field data).
+/// (field data), empty for traces, then the leaf's source-map original (empty without one),
+/// then who owns the leaf and the entry frame (empty when unknown), then the trigger (what started
+/// the task), then the task's time by category and its forced layout (empty for field data).
 pub const COLUMNS: [&str; 41] = [
     "file",
     "pid",

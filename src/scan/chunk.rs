@@ -1,6 +1,6 @@
 //! `ProfileChunk` and `CpuProfile` args, read by hand: they are most of a trace's bytes.
 //!
-//! Shape (V8 `profile-generator.cc`, FORMAT-NOTES §2.5): `{"data": {"cpuProfile": {"nodes":
+//! Shape (V8 `profile-generator.cc`, docs/METHOD.md §2.4): `{"data": {"cpuProfile": {"nodes":
 //! [...], "samples": [...], "startTime"?}, "timeDeltas": [...], "lines"?, ...}}`; in a
 //! `CpuProfile` event `timeDeltas` sits inside `cpuProfile`. Only the byte ranges of
 //! `nodes`, `samples` and `timeDeltas` are found here (skipping `lines`, `columns`,

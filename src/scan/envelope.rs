@@ -1,6 +1,6 @@
 //! Which JSON shape a file has, and where its trace events start.
 //!
-//! Shapes (FORMAT-NOTES §1.2): a bare array `[event, ...]` (DevTools up to ~M113, Chrome
+//! Shapes (docs/METHOD.md §2.1): a bare array `[event, ...]` (DevTools up to ~M113, Chrome
 //! 65–85); an object whose `traceEvents` key holds the array, with other keys (`metadata`)
 //! before or after it (DevTools since ~M114, Lighthouse, chrome://tracing); event objects
 //! one after another without brackets (NDJSON, cheap to accept); and other objects, such as
@@ -26,6 +26,15 @@ pub enum Envelope {
     },
 }
 
+/// A byte as a reader can tell it: `'h' (0x68)` for printable ASCII, else `byte 0x00`.
+fn shown_byte(byte: u8) -> String {
+    if byte.is_ascii_graphic() {
+        format!("'{}' (0x{byte:02x})", byte as char)
+    } else {
+        format!("byte 0x{byte:02x}")
+    }
+}
+
 /// Why a file is not a trace at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EnvelopeError {
@@ -43,7 +52,8 @@ pub enum EnvelopeError {
     Utf32,
     /// First byte is neither `[` nor `{`.
     #[error(
-        "not JSON trace data: starts with byte 0x{byte:02x} at offset {offset} (want a JSON array or {{\"traceEvents\": ...}})"
+        "not JSON trace data: starts with {} at offset {offset} (want a JSON array or {{\"traceEvents\": ...}})",
+        shown_byte(*byte)
     )]
     NotJson {
         /// The offending byte.
@@ -312,7 +322,7 @@ mod tests {
     }
 }
 
-/// What follows a trace's event array, once it is closed (FORMAT-NOTES §1.2: one JSON
+/// What follows a trace's event array, once it is closed (docs/METHOD.md §2.1: one JSON
 /// value per file; `cat a.json b.json`, two gzip members or a crashed writer's padding put
 /// more after it).
 #[derive(Clone, Debug, PartialEq, Eq)]

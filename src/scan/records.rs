@@ -50,7 +50,7 @@ pub struct Node {
     pub call_frame: CallFrame,
 }
 
-/// What kind of entry point a trace event is (issue 17: what started a task). From
+/// What kind of entry point a trace event is (what started a task). From
 /// Chrome's `devtools.timeline` events, as DevTools' Performance panel names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum EntryKind {

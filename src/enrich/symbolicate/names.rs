@@ -14,10 +14,12 @@ use oxc_span::{GetSpan, SourceType};
 use oxc_syntax::scope::ScopeFlags;
 
 /// One function of a source: byte offsets of its head (from its name token or keyword,
-/// whichever comes first), of the start of its body, and of its end.
+/// whichever comes first), of the function itself (its keyword, or an arrow's parameters),
+/// of the start of its body, and of its end.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct FunctionSpan {
     head: u32,
+    start: u32,
     body: u32,
     end: u32,
     name: String,
@@ -50,9 +52,12 @@ const PARSE_STACK: usize = 256 << 20;
 pub(crate) const MAX_NESTING: u32 = 10_000;
 
 impl FunctionIndex {
-    /// Parses `text` (named `name`, whose extension picks JS, JSX, TS or TSX; anything else
-    /// is read as a JS module, then as a script if that fails). A source the parser gives
-    /// up on, or that nests deeper than [`MAX_NESTING`] ([`nesting_estimate`]), has no
+    /// Parses `text` (named `name`, whose extension picks the syntax: `.js`, `.mjs`, `.cjs`,
+    /// `.jsx`, `.ts`, `.mts`, `.cts`, `.tsx`). When that syntax does not read it without
+    /// errors (or the name has no such extension: `webpack://app/src/x`), JS as a module,
+    /// TypeScript, TSX and JS as a script are tried in turn, and the first clean parse is
+    /// kept (else the first that did not give up). A source the parser gives up on in every
+    /// syntax, or that nests deeper than [`MAX_NESTING`] ([`nesting_estimate`]), has no
     /// functions (its frames get no original name) and says why in `failure`. The parse
     /// runs on a thread of its own with a [`PARSE_STACK`] stack, so that no source can
     /// overflow the stack of the thread that asked (a stack overflow aborts the process).
@@ -65,12 +70,25 @@ impl FunctionIndex {
             ))
         } else {
             on_parse_thread(|| {
-                collect(text, path_type.unwrap_or_else(SourceType::mjs)).or_else(
-                    |e| match path_type {
-                        None => collect(text, SourceType::cjs()),
-                        Some(_) => Err(e),
-                    },
-                )
+                let tries = path_type.into_iter().chain([
+                    SourceType::mjs(),
+                    SourceType::ts(),
+                    SourceType::tsx(),
+                    SourceType::cjs(),
+                ]);
+                let (mut with_errors, mut gave_up) = (None, None);
+                for source_type in tries {
+                    match collect(text, source_type) {
+                        Ok((found, true)) => return Ok(found),
+                        Ok((found, false)) => {
+                            with_errors.get_or_insert(found);
+                        }
+                        Err(e) => {
+                            gave_up.get_or_insert(e);
+                        }
+                    }
+                }
+                with_errors.ok_or_else(|| gave_up.unwrap_or_default())
             })
         };
         let mut line_starts = vec![0u32];
@@ -155,15 +173,20 @@ impl FunctionIndex {
         Some(self.text.len() as u32)
     }
 
-    /// The name of the function at 0-based `line` and UTF-16 `column`: the innermost one
-    /// whose head holds the position, else the innermost one whose head or body does.
-    /// `None` outside every function (top-level code). The functions that hold a position
-    /// are among the enclosing ones of the last function starting at or before it: found
-    /// by binary search, then walked up (as deep as the source nests).
+    /// The name of the function at 0-based `line` and UTF-16 `column`: the function whose
+    /// definition starts there (V8 reports a function's frame at its start; an IIFE's
+    /// `(function () {…})()` may map to its opening parenthesis, which lies in the
+    /// enclosing function), else the innermost one whose head holds the position, else the
+    /// innermost one whose head or body does. `None` outside every function (top-level
+    /// code). The functions that hold a position are among the enclosing ones of the last
+    /// function starting at or before it: found by binary search, then walked up (as deep
+    /// as the source nests).
     pub(crate) fn name_at(&self, line: u32, column: u32) -> Option<&str> {
         let at = self.offset(line, column)?;
-        let last = self.functions.partition_point(|f| f.head <= at);
-        let mut i = last.checked_sub(1)? as u32;
+        if let Some(s) = self.starting_at(at) {
+            return Some(s.name.as_str());
+        }
+        let mut i = self.last_at_or_before(at)?;
         let (mut in_head, mut in_any): (Option<&FunctionSpan>, Option<&FunctionSpan>) =
             (None, None);
         let smaller = |best: Option<&FunctionSpan>, s: &FunctionSpan| {
@@ -181,6 +204,43 @@ impl FunctionIndex {
             i = self.parent[i as usize];
         }
         in_head.or(in_any).map(|s| s.name.as_str())
+    }
+
+    /// The index of the last function whose head is at or before byte offset `at`.
+    fn last_at_or_before(&self, at: u32) -> Option<u32> {
+        let last = self.functions.partition_point(|f| f.head <= at);
+        last.checked_sub(1).map(|i| i as u32)
+    }
+
+    /// The function whose definition (its head, or the function itself) starts at byte
+    /// offset `at`, or after only opening parentheses and white space from it (`(function`,
+    /// `( () =>`): the nearest such start, the innermost function there.
+    fn starting_at(&self, at: u32) -> Option<&FunctionSpan> {
+        let rest = self.text.get(at as usize..)?;
+        // At most this many parentheses and spaces are looked through (an IIFE's are few).
+        const LOOK_THROUGH: usize = 64;
+        for (i, c) in rest.char_indices().take(LOOK_THROUGH) {
+            let pos = at + i as u32;
+            // A function starting at `pos` holds it, so it is among the enclosing ones of
+            // the last function whose head is at or before `pos`.
+            let mut found: Option<&FunctionSpan> = None;
+            let mut j = self.last_at_or_before(pos);
+            while let Some(s) = j.and_then(|j| self.functions.get(j as usize)) {
+                if (s.head == pos || s.start == pos)
+                    && found.is_none_or(|b| s.end - s.head < b.end - b.head)
+                {
+                    found = Some(s);
+                }
+                j = j.map(|j| self.parent[j as usize]);
+            }
+            if found.is_some() {
+                return found;
+            }
+            if !(c == '(' || c.is_whitespace()) {
+                break;
+            }
+        }
+        None
     }
 }
 
@@ -325,8 +385,9 @@ fn strip_query(name: &str) -> &str {
     name.split(['?', '#']).next().unwrap_or(name)
 }
 
-/// The functions of `text`, or why the parser gave up on it entirely.
-fn collect(text: &str, source_type: SourceType) -> Result<Vec<FunctionSpan>, String> {
+/// The functions of `text` and whether it parsed without errors, or why the parser gave
+/// up on it entirely.
+fn collect(text: &str, source_type: SourceType) -> Result<(Vec<FunctionSpan>, bool), String> {
     let allocator = Allocator::default();
     let ret = oxc_parser::Parser::new(&allocator, text, source_type).parse();
     if ret.panicked {
@@ -342,7 +403,7 @@ fn collect(text: &str, source_type: SourceType) -> Result<Vec<FunctionSpan>, Str
         hints: Default::default(),
     };
     c.visit_program(&ret.program);
-    Ok(c.out)
+    Ok((c.out, !ret.diagnostics.has_errors()))
 }
 
 /// Walks the tree; parents leave a name hint for the function that is their direct value.
@@ -377,6 +438,7 @@ impl Collect<'_> {
             .unwrap_or_else(|| "(anonymous)".to_string());
         self.out.push(FunctionSpan {
             head,
+            start: span.start,
             body: body.map_or(span.end, |b| b.start),
             end: span.end,
             name,
@@ -603,6 +665,71 @@ mod tests {
         );
         assert_eq!(idx.name_at(0, col16), Some("f"));
         assert_eq!(idx.offset(5, 0), None);
+    }
+
+    /// The name at the first occurrence of `marker` in `src`, parsed as a source named `name`.
+    fn name_in(name: &str, src: &str, marker: &str) -> Option<String> {
+        let idx = FunctionIndex::parse(name, src);
+        let at = src.find(marker).expect("marker");
+        let line = src[..at].matches('\n').count() as u32;
+        let col = (at - src[..at].rfind('\n').map_or(0, |n| n + 1)) as u32;
+        idx.name_at(line, col).map(str::to_string)
+    }
+
+    #[test]
+    fn typescript_and_jsx_sources_are_parsed_with_their_syntax() {
+        // A getter with a return type: JavaScript cannot read `(): number`, so a .ts
+        // source read as JS would name nothing here (or the class's enclosing function).
+        let ts = "export class Floop {\n  private n: number = 1;\n  get floop(): number {\n    return this.n as number;\n  }\n  spin<T>(x: T): T { return x; }\n}\n";
+        for name in ["src/floop.ts", "webpack://app/./src/floop.mts", "floop.cts"] {
+            assert_eq!(
+                name_in(name, ts, "floop()").as_deref(),
+                Some("get floop"),
+                "{name}"
+            );
+            assert_eq!(
+                name_in(name, ts, "return this").as_deref(),
+                Some("get floop"),
+                "{name}"
+            );
+            assert_eq!(
+                name_in(name, ts, "return x").as_deref(),
+                Some("spin"),
+                "{name}"
+            );
+        }
+        // No extension that says: the syntaxes are tried in turn.
+        assert_eq!(
+            name_in("webpack://app/src/floop", ts, "return this").as_deref(),
+            Some("get floop")
+        );
+        let tsx =
+            "const App = (p: { n: number }): JSX.Element => {\n  return <div>{p.n}</div>;\n};\n";
+        assert_eq!(
+            name_in("App.tsx", tsx, "return <div>").as_deref(),
+            Some("App")
+        );
+        let jsx =
+            "function Row({ cell }) {\n  return <td onClick={() => cell.go()}>{cell.v}</td>;\n}\n";
+        assert_eq!(name_in("Row.jsx", jsx, "cell.v").as_deref(), Some("Row"));
+        assert_eq!(
+            name_in("Row.jsx", jsx, "cell.go").as_deref(),
+            Some("(anonymous)")
+        );
+    }
+
+    #[test]
+    fn a_function_starting_at_the_position_names_it_before_the_enclosing_one() {
+        let src = "function main() {\n  let x = 1;\n  (function () {\n    work();\n  })();\n  ( () => work())();\n}\n";
+        // An IIFE's frame mapped to its opening parenthesis: the anonymous function, not
+        // `main` (which would read as main > main, recursion).
+        assert_eq!(name_at(src, "(function").as_deref(), Some("(anonymous)"));
+        assert_eq!(name_at(src, "( () =>").as_deref(), Some("(anonymous)"));
+        assert_eq!(name_at(src, "function ()").as_deref(), Some("(anonymous)"));
+        // Inside main but at no definition's start: main.
+        assert_eq!(name_at(src, "let x").as_deref(), Some("main"));
+        assert_eq!(name_at(src, "main()").as_deref(), Some("main"));
+        assert_eq!(name_at(src, "work();").as_deref(), Some("(anonymous)"));
     }
 
     #[test]
