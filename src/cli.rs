@@ -141,10 +141,13 @@ cli_enum! {
 cli_enum! {
     /// [`ChainKey`] as `--chain-key` reads it.
     ChainKeyArg => ChainKey {
-        /// Function names and script paths: no line or column, the URL's query and fragment
-        /// dropped, content hashes in file names as `[hash]`; the original name and source
-        /// where a source map gave them.
+        /// Function names and script paths: no scheme, host or port, no line or column, no
+        /// query or fragment, content hashes in file names as `[hash]`; the original name
+        /// and source where a source map gave them.
         Normalized,
+        /// As normalized, keeping each script's scheme, host and port: the same path from
+        /// two servers is two chains.
+        Origin,
         /// The chain text exactly (`name (url:line:column)`), as the CSV `chain` column.
         Exact,
     }
@@ -351,9 +354,10 @@ pub struct AnalysisArgs {
     #[arg(long, value_enum, value_name = "MODE", default_value_t = CollapseRecursionArg::Direct)]
     pub collapse_recursion: CollapseRecursionArg,
     /// How `compare`, --aggregate and the Markdown's top chains match chains: `normalized`
-    /// by function names and script paths (no line or column, no query, content hashes in
-    /// file names as `[hash]`, original names with source maps), so a rebuild keeps each
-    /// chain; `exact` by the chain text with positions.
+    /// by function names and script paths (no scheme, host or port, no line or column, no
+    /// query, content hashes in file names as `[hash]`, original names with source maps),
+    /// so a rebuild or another dev-server port keeps each chain; `origin` as normalized
+    /// with each script's origin; `exact` by the chain text with positions.
     #[arg(long, value_enum, value_name = "KEY", default_value_t = ChainKeyArg::Normalized)]
     pub chain_key: ChainKeyArg,
     /// No progress bar, warnings or summary on stderr (errors are still printed).

@@ -50,7 +50,7 @@ fn summary_aggregate_folded_outputs() {
             &summary,
         );
         let aggregate = read("a.csv");
-        // Chains are keyed by function names and script paths: three of the four 1 s m86
+        // Chains are keyed by function names and script paths (no origin): three of the four 1 s m86
         // tasks have different anonymous callers in one script, so one key, 999.598 +
         // 999.356 + 999.035 = 2997.989 ms of stack (p50 999.356, p95 999.598), tasks of
         // 1052.668 + 1000.725 + 1000.864 = 3054.257 ms; then recursive-blocking-js's three
@@ -59,8 +59,8 @@ fn summary_aggregate_folded_outputs() {
         assert!(
             line(1).ends_with(
                 ",window.library.stall,http://localhost:10200/tricky-main-thread-library.js,\
-                 (anonymous) (http://localhost:10200/tricky-main-thread-consumer.js) > \
-                 window.library.stall (http://localhost:10200/tricky-main-thread-library.js),\
+                 (anonymous) (/tricky-main-thread-consumer.js) > \
+                 window.library.stall (/tricky-main-thread-library.js),\
                  3,3,3,1,2997.989,999.356,999.598,3054.257"
             ),
             "{}",
@@ -68,8 +68,7 @@ fn summary_aggregate_folded_outputs() {
         );
         assert!(
             line(2).ends_with(
-                ",wait,http://127.0.0.1:8080/,(anonymous) (http://127.0.0.1:8080/) > \
-                 foo (http://127.0.0.1:8080/) ×11 > wait (http://127.0.0.1:8080/),\
+                ",wait,http://127.0.0.1:8080/,(anonymous) (/) > foo (/) ×11 > wait (/),\
                  2,3,3,1,2190.699,724.512,743.558,3017.346"
             ),
             "{}",

@@ -85,7 +85,8 @@ fn num(r: &HashMap<String, String>, col: &str) -> f64 {
     r[col].parse().unwrap_or_else(|_| panic!("{col}: {r:?}"))
 }
 
-const APP: &str = "http://127.0.0.1:34169/app.[hash].js";
+/// The bundle as the default chain key names it: its path, without origin or content hash.
+const APP: &str = "/app.[hash].js";
 
 #[test]
 fn every_line_moved_and_a_new_hash_is_no_regression() {
@@ -377,4 +378,34 @@ fn aggregate_groups_the_builds_chains_by_key() {
     // Exactly: five and five.
     let rows = run(&["--chain-key", "exact"]);
     assert_eq!(rows.iter().map(|r| r.1).collect::<Vec<_>>(), [5, 5]);
+}
+
+#[test]
+fn the_same_app_on_another_port_keeps_its_chains() {
+    let dir = tempfile::tempdir().unwrap();
+    // The base runs as if the dev server had started on another port.
+    let moved = renamed(
+        dir.path(),
+        "http://127.0.0.1:34169/",
+        "http://127.0.0.1:45611/",
+    );
+    let (code, rows, err) = compare(&["--fail-on-regression", "0"], &runs("base"), &moved);
+    assert_eq!(code, Some(0), "{err}");
+    for r in &rows {
+        assert_eq!(
+            (&r["change"][..], &r["p_value"][..]),
+            ("no change", "1.0000"),
+            "{r:?}"
+        );
+    }
+    let click = line(&rows, "onSaveClick", 4);
+    assert!(
+        click["chain_key"].starts_with("onSaveClick (/"),
+        "{click:?}"
+    );
+    assert!(!click["chain_key"].contains("127.0.0.1"), "{click:?}");
+    // Keyed with the origin, the two JS chains are gone and new.
+    let (_, rows, _) = compare(&["--chain-key", "origin"], &runs("base"), &moved);
+    assert_eq!(rows.iter().filter(|r| r["change"] == "new").count(), 2);
+    assert_eq!(rows.iter().filter(|r| r["change"] == "gone").count(), 2);
 }

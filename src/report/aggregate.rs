@@ -132,7 +132,9 @@ impl Aggregator {
                 _ => match (self.mode, without_query(&leaf.url)) {
                     (_, "") => leaf.function.clone(),
                     (ChainKey::Exact, url) => format!("{} ({url})", leaf.function),
-                    (ChainKey::Normalized, url) => {
+                    // A function is told apart by its script's whole URL: the host says
+                    // whose script it is (a vendor's `/gtm.js` is not the page's).
+                    (ChainKey::Normalized | ChainKey::Origin, url) => {
                         format!("{} ({})", leaf.function, chain_key::script_path(url))
                     }
                 },

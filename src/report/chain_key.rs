@@ -8,11 +8,15 @@ use crate::chain::ChainFrame;
 /// How chains are keyed in `compare` and `--aggregate`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ChainKey {
-    /// Function names and script paths: no line or column, the URL's query and fragment
-    /// dropped, content hashes in file names as `[hash]`; the original name and source
-    /// where a source map gave them.
+    /// Function names and script paths: no scheme, host or port (one dev server on two
+    /// ports is one app), no line or column, the URL's query and fragment dropped,
+    /// content hashes in file names as `[hash]`; the original name and source where a
+    /// source map gave them.
     #[default]
     Normalized,
+    /// As `Normalized`, keeping each script's scheme, host and port: the same path served
+    /// from two origins is two chains.
+    Origin,
     /// The chain text exactly (`name (url:line:column)`), as the CSV `chain` column.
     Exact,
 }
@@ -33,7 +37,8 @@ pub fn key(chain: &[ChainFrame], mode: ChainKey) -> String {
                 o.function.as_deref().unwrap_or(&f.function),
                 source_path(&o.source),
             ),
-            None => (f.function.as_str(), script_path(&f.url)),
+            None if mode == ChainKey::Origin => (f.function.as_str(), script_path(&f.url)),
+            None => (f.function.as_str(), script_path(without_origin(&f.url))),
         };
         out.push_str(name);
         if !path.is_empty() {
@@ -46,6 +51,20 @@ pub fn key(chain: &[ChainFrame], mode: ChainKey) -> String {
         }
     }
     out
+}
+
+/// A URL without its scheme, host and port: `http://127.0.0.1:39927/js/app.js` →
+/// `/js/app.js` (`/` for an origin alone); a URL without `scheme://` (a `data:` URL, a
+/// bare path, an empty one) as it is.
+pub fn without_origin(url: &str) -> &str {
+    let Some(i) = url.find("://") else {
+        return url;
+    };
+    let rest = &url[i + 3..];
+    match rest.find(['/', '?', '#']) {
+        Some(j) if rest.as_bytes()[j] == b'/' => &rest[j..],
+        _ => "/",
+    }
 }
 
 /// A script URL without its query and fragment, with content hashes in the file name
@@ -196,8 +215,42 @@ mod tests {
         assert_eq!(key(&a, ChainKey::Normalized), key(&b, ChainKey::Normalized));
         assert_eq!(
             key(&a, ChainKey::Normalized),
-            "onSaveClick (https://x/app.[hash].js) > spin (https://x/app.[hash].js)"
+            "onSaveClick (/app.[hash].js) > spin (/app.[hash].js)"
         );
         assert_ne!(key(&a, ChainKey::Exact), key(&b, ChainKey::Exact));
+    }
+
+    #[test]
+    fn the_default_key_is_the_path_and_origin_keeps_the_server() {
+        let f = |url: &str| ChainFrame {
+            function: "busyLoop".into(),
+            url: url.into(),
+            line: Some(14),
+            column: Some(18),
+            script_id: String::new(),
+            original: None,
+            recursion_depth: 1,
+        };
+        // One dev server on two ports (the 39927 and 45611).
+        let a = [f("http://127.0.0.1:39927/js/orders.3f9a2b1c.js")];
+        let b = [f("http://127.0.0.1:45611/js/orders.8d7e6f5a.js?v=2")];
+        assert_eq!(
+            key(&a, ChainKey::Normalized),
+            "busyLoop (/js/orders.[hash].js)"
+        );
+        assert_eq!(key(&a, ChainKey::Normalized), key(&b, ChainKey::Normalized));
+        assert_eq!(
+            key(&a, ChainKey::Origin),
+            "busyLoop (http://127.0.0.1:39927/js/orders.[hash].js)"
+        );
+        assert_ne!(key(&a, ChainKey::Origin), key(&b, ChainKey::Origin));
+        assert_eq!(without_origin("https://x.test"), "/");
+        assert_eq!(without_origin("https://x.test?q=1"), "/");
+        assert_eq!(without_origin("https://x.test/a/b.js?q"), "/a/b.js?q");
+        assert_eq!(
+            without_origin("data:text/javascript,1"),
+            "data:text/javascript,1"
+        );
+        assert_eq!(without_origin(""), "");
     }
 }

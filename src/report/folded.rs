@@ -64,7 +64,12 @@ impl Folded {
     /// Renders a flame graph (SVG), roots at the top.
     #[cfg(feature = "cli")]
     pub fn flamegraph(&self, title: &str, out: impl Write) -> std::io::Result<()> {
-        let lines: Vec<String> = self.lines().collect();
+        // Labels with the script's file name only (`busyLoop (orders.js:14:18)`): a full
+        // URL would take a box's width before the name could show.
+        let lines: Vec<String> = self
+            .lines()
+            .map(|l| l.split(';').map(short_label).collect::<Vec<_>>().join(";"))
+            .collect();
         let mut opt = inferno::flamegraph::Options::default();
         opt.title = title.to_string();
         opt.count_name = match self.weight {
@@ -84,6 +89,30 @@ impl Folded {
         inferno::flamegraph::from_lines(&mut opt, lines.iter().map(String::as_str), out)
             .map_err(std::io::Error::other)
     }
+}
+
+/// A frame `name (url:line:column)` (with ` ×N` after it for collapsed recursion) as
+/// `name (file:line:column)`: the URL cut to its last path segment (`/` for a page's own
+/// inline script); a frame without a position in parentheses as it is.
+#[cfg(feature = "cli")]
+fn short_label(frame: &str) -> String {
+    let Some(open) = frame.rfind(" (") else {
+        return frame.to_owned();
+    };
+    let Some(close) = frame[open..].find(')').map(|c| open + c) else {
+        return frame.to_owned();
+    };
+    let inside = &frame[open + 2..close];
+    let Some(slash) = inside.rfind('/') else {
+        return frame.to_owned();
+    };
+    let file = &inside[slash + 1..];
+    let file = if file.is_empty() || file.starts_with(':') {
+        &inside[slash..]
+    } else {
+        file
+    };
+    format!("{} ({file}){}", &frame[..open], &frame[close + 1..])
 }
 
 #[cfg(feature = "cli")]
@@ -118,5 +147,46 @@ mod tests {
         f.write(&mut out).unwrap();
         // 1.5 µs + 0.4 µs = 1.9 µs → 2.
         assert_eq!(String::from_utf8(out).unwrap(), "a 7\na;b 2\n");
+    }
+
+    #[cfg(feature = "cli")]
+    #[test]
+    fn flame_graph_labels_put_the_function_first_with_the_file_name_only() {
+        assert_eq!(
+            short_label("busyLoop (http://127.0.0.1:45745/js/orders.js:14:18)"),
+            "busyLoop (orders.js:14:18)"
+        );
+        assert_eq!(
+            short_label("fib (https://x.test/a/fib.js:4:13) ×15"),
+            "fib (fib.js:4:13) ×15"
+        );
+        assert_eq!(
+            short_label("wait (http://127.0.0.1:8080/:9:20)"),
+            "wait (/:9:20)"
+        );
+        assert_eq!(short_label("(program)"), "(program)");
+        assert_eq!(short_label("(garbage collector)"), "(garbage collector)");
+        assert_eq!(short_label("f (native:1:2)"), "f (native:1:2)");
+    }
+
+    #[cfg(feature = "cli")]
+    #[test]
+    fn the_flame_graph_shows_short_labels_and_the_folded_file_full_ones() {
+        let mut f = Folded::new(FoldedWeight::Samples);
+        let path = "onOrderClick (http://127.0.0.1:45745/orders.js:41:22);\
+                    stepLoadCatalogue (http://127.0.0.1:45745/lib/catalogue.js:3:1)";
+        f.add(&[(path.into(), 5, TimeDelta::from_micros(5))]);
+        let mut svg = Vec::new();
+        f.flamegraph("t", &mut svg).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        assert!(
+            svg.contains("stepLoadCatalogue (catalogue.js:3:1)"),
+            "{svg}"
+        );
+        assert!(svg.contains("onOrderClick (orders.js:41:22)"), "{svg}");
+        assert!(!svg.contains("127.0.0.1"), "{svg}");
+        let mut folded = Vec::new();
+        f.write(&mut folded).unwrap();
+        assert_eq!(String::from_utf8(folded).unwrap(), format!("{path} 5\n"));
     }
 }
