@@ -1,4 +1,4 @@
-//! Interactions (issue 41) on the shared recording (`tests/data/inp-all`, a copy of
+//! Interactions on the shared recording (`tests/data/inp-all`, a copy of
 //! `../shared/traces/interactions/`): six interactions of known code, each with a slow
 //! phase, checked against the DevTools trace engine's own output (`oracle/`, from
 //! `@paulirish/trace_engine` 0.0.65) and the recording's ground truth (which chain each
