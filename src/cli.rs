@@ -895,7 +895,7 @@ impl Cli {
         if let Some(Command::Record(r)) = self.command {
             return r.into_job();
         }
-        let (mut settings, jobs) = self.analysis.settings()?;
+        let (settings, jobs) = self.analysis.settings()?;
         if self.paths.is_empty() && self.files_from.is_none() {
             return Err(
                 "no input: give trace files or folders, `-` for standard input, or --files-from"

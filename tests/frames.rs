@@ -1,4 +1,4 @@
-//! Long animation frames and the breakdown of a window's time (issue 41, docs/METHOD.md
+//! Long animation frames and the breakdown of a window's time (docs/METHOD.md
 //! §2.9, §2.10) on `samples/interactions-shop`, checked against the DevTools trace engine's
 //! own reading of the same trace (`samples/interactions-shop/oracle/trace.json`, written by
 //! `scripts/devtools-interactions.mjs`: its AnimationFrames handler, LONG_TASK warnings and

@@ -1,6 +1,5 @@
-//! Issue 40, "lose nothing, round 3": hostile source maps and side inputs, on small
-//! inputs built here. Every rule of docs/ERRORS.md "Hostile inputs" has a test here or in
-//! the module it names.
+//! Hostile source maps and side inputs, on small inputs built here. Every rule of
+//! docs/ERRORS.md "Hostile inputs" has a test here or in the module it names.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

@@ -227,7 +227,7 @@ fn hostile_names_show_as_text_and_run_nothing() {
 
 #[test]
 fn a_page_with_interactions_shows_them() {
-    // Interactions come from the JSON objects of `--interactions` (issue 41); the page's
+    // Interactions come from the JSON objects of `--interactions`; the page's
     // part is tested from a hand-made file until the scan gives them.
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/html/interactions.json");
     let v: serde_json::Value =

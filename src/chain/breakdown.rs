@@ -1,5 +1,5 @@
 //! What the main thread did in a window besides (and with) JavaScript: the window's time by
-//! DevTools' categories, and the layouts JavaScript forced (issue 41, docs/METHOD.md §2.10).
+//! DevTools' categories, and the layouts JavaScript forced (docs/METHOD.md §2.10).
 //!
 //! Each work event of the thread (`WorkCategory`, the trace's `X` events the scan keeps)
 //! counts its **self time** clipped to the window: its span in the window less the spans of

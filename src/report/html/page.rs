@@ -86,7 +86,7 @@ pub(crate) struct Page {
     chains: Aggregator,
     breaches: Vec<String>,
     errors: Vec<FileError>,
-    /// Interactions as `--interactions` JSON objects (issue 41), when the run has them:
+    /// Interactions as `--interactions` JSON objects, when the run has them:
     /// the longest kept.
     pub(crate) interactions: Vec<serde_json::Value>,
     /// Interactions seen, and the INP ones (ms, trace) with their count.
