@@ -712,7 +712,8 @@ pub(crate) fn resolve_chains(
         &mut symbolication,
         strings_cut,
     );
-    let frames = rec
+    let mut interactions = interactions;
+    let mut frames: Vec<_> = rec
         .frames
         .iter()
         .map(|f| {
@@ -728,6 +729,7 @@ pub(crate) fn resolve_chains(
             )
         })
         .collect();
+    link_frames(&mut interactions, &mut frames);
     diagnostics.merge(&symbolication.finish());
     FileReport {
         file: file.to_string(),
@@ -742,6 +744,39 @@ pub(crate) fn resolve_chains(
         stacks: stacks.into_iter().map(|(p, (n, t))| (p, n, t)).collect(),
         interactions,
         frames,
+    }
+}
+
+/// Each interaction's long animation frames and each frame's interactions: those on one
+/// thread whose spans overlap (the interaction from its input to its next paint, the frame
+/// from its begin to its end), in time order.
+fn link_frames(
+    interactions: &mut [InteractionRow],
+    frames: &mut [crate::report::frames::FrameRow],
+) {
+    // Frames by (thread, start); none is longer than `longest`, so the frames that
+    // overlap a span begin at most `longest` before it: a binary search, not a scan of
+    // every frame per interaction.
+    let mut order: Vec<(ThreadKey, crate::time::Timestamp, usize)> = frames
+        .iter()
+        .enumerate()
+        .map(|(k, f)| (f.thread, f.ts, k))
+        .collect();
+    order.sort_unstable();
+    let longest = frames.iter().map(|f| f.dur).max().unwrap_or_default();
+    for i in interactions.iter_mut() {
+        let e = &i.interaction.event;
+        let from = order.partition_point(|&(t, ts, _)| (t, ts + longest) <= (e.thread, e.ts));
+        for &(thread, ts, k) in &order[from..] {
+            if thread != e.thread || ts >= e.end {
+                break;
+            }
+            let f = &mut frames[k];
+            if e.ts < f.ts + f.dur {
+                i.animation_frames.push(f.ts);
+                f.interactions.push(e.interaction_id);
+            }
+        }
     }
 }
 
@@ -909,6 +944,7 @@ fn interaction_rows(
                 interaction: i.clone(),
                 start: i.event.ts.since(rec.first_ts),
                 phases,
+                animation_frames: Vec::new(),
             }
         })
         .collect()

@@ -237,3 +237,51 @@ fn a_phase_without_javascript_says_what_the_main_thread_did() {
     assert_eq!(&rec[col("presentation_delay_idle_ms")], "10.335");
     assert_eq!(&rec[col("processing_forced_layout_ms")], "0.000");
 }
+
+#[test]
+fn interactions_and_long_animation_frames_name_each_other() {
+    let v: Value = serde_json::from_str(&interactions("i.json")).unwrap();
+    let (frames, _) = run();
+    // The engine's long animation frames (its AnimationFrames handler) and the page's
+    // interactions: each slow interaction overlaps the one frame that holds its slow
+    // part; the timer's frame (`pollStock`, 607,263,179 µs) began 35 ms before the
+    // click it delayed (9065, 607,298,369 µs); the quick toggle (9086, 12 ms) is in no
+    // long frame.
+    let want: [(i64, &[i64]); 7] = [
+        (9051, &[604341883]),
+        (9058, &[605779392]),
+        (9065, &[607263179]),
+        (9072, &[608812792]),
+        (9079, &[610126689]),
+        (9086, &[]),
+        (9093, &[612945770]),
+    ];
+    let oracle = oracle();
+    let engine: Vec<i64> = oracle["long_animation_frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["ts"].as_i64().unwrap())
+        .collect();
+    for (id, ts) in want {
+        let i = v["interactions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["interaction_id"] == id)
+            .unwrap();
+        let got: Vec<i64> = i["animation_frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_i64().unwrap())
+            .collect();
+        assert_eq!(got, ts, "{id}");
+        assert!(ts.iter().all(|t| engine.contains(t)), "{id}");
+        // And the frame names the interaction.
+        for t in ts {
+            let f = frames.iter().find(|f| f["frame_ts_us"] == *t).unwrap();
+            assert_eq!(f["interactions"], serde_json::json!([id]), "{id}");
+        }
+    }
+}

@@ -38,6 +38,7 @@ fn assert_cell(batch: &RecordBatch, name: &str, row: usize, text: &str, what: &s
                 .unwrap_or_else(|_| panic!("{at}: CSV {text:?}"));
             assert_eq!(v, want, "{at}");
         }
+        DataType::Boolean => assert_eq!(col.as_boolean().value(row).to_string(), text, "{at}"),
         DataType::List(_) => {
             let list = col.as_list::<i32>().value(row);
             let names: Vec<&str> = (0..list.len())
@@ -306,6 +307,44 @@ fn every_sample_reads_back_as_its_csv() {
     }
     // Every sample's long tasks (the expected CSVs hold 100 rows in all).
     assert!(rows > 50, "{rows}");
+}
+
+#[test]
+fn interactions_and_animation_frames_read_back_as_their_csv() {
+    // `samples/interactions-shop`: seven interactions, six long animation frames.
+    let dir = tempfile::tempdir().unwrap();
+    let run = |ext: &str| -> [PathBuf; 2] {
+        let out = [
+            dir.path().join(format!("i.{ext}")),
+            dir.path().join(format!("f.{ext}")),
+        ];
+        taskchain()
+            .arg("-q")
+            .arg(common::trace_path("interactions-shop"))
+            .args(["-o", "-", "--interactions"])
+            .arg(&out[0])
+            .arg("--animation-frames")
+            .arg(&out[1])
+            .assert()
+            .success();
+        out
+    };
+    let csv = run("csv");
+    let pq = run("parquet");
+    assert_same_table(&csv[0], &pq[0], &[], "interactions/2");
+    assert_same_table(&csv[1], &pq[1], &[], "animation_frames/1");
+    let (interactions, _) = read_parquet(&pq[0]);
+    let (frames, _) = read_parquet(&pq[1]);
+    assert_eq!((interactions.num_rows(), frames.num_rows()), (7, 6));
+    // Typed: the restyle frame's style and layout a number, INP a boolean.
+    let col = |b: &RecordBatch, n: &str| b.column_by_name(n).unwrap().data_type().clone();
+    assert_eq!(col(&frames, "style_layout_ms"), DataType::Float64);
+    assert_eq!(col(&frames, "window_samples"), DataType::Int64);
+    assert_eq!(col(&interactions, "is_inp"), DataType::Boolean);
+    assert_eq!(
+        col(&interactions, "presentation_delay_idle_ms"),
+        DataType::Float64
+    );
 }
 
 #[test]

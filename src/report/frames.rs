@@ -1,11 +1,13 @@
 //! Long animation frames as reported (`--animation-frames FILE`): one row per frame longer
 //! than `--threshold-ms` (docs/METHOD.md §2.9), with its timing, script entries, the chain of
 //! its span (§1, as for a task) and its time by category (§2.10). CSV flattens the script
-//! entries to their count and the longest one; JSON and NDJSON list them.
+//! entries to their count and the longest one (Parquet: the CSV's columns, typed); JSON
+//! and NDJSON list them.
 
 use std::io::Write;
 use std::sync::Arc;
 
+use arrow_schema::{DataType, SchemaRef};
 use serde::Serialize;
 
 use super::{confidence_number, millis_number, write_chain_text};
@@ -94,8 +96,8 @@ impl FrameRow {
     }
 }
 
-/// The CSV header of `--animation-frames`.
-pub const FRAME_COLUMNS: [&str; 34] = [
+/// The columns of `--animation-frames` CSV before the breakdown's.
+const HEAD_COLUMNS: [&str; 25] = [
     "file",
     "pid",
     "tid",
@@ -121,16 +123,19 @@ pub const FRAME_COLUMNS: [&str; 34] = [
     "flags",
     "leaf_function",
     "chain",
-    "scripting_ms",
-    "style_layout_ms",
-    "paint_composite_ms",
-    "gc_ms",
-    "parse_compile_ms",
-    "other_ms",
-    "idle_ms",
-    "forced_layout_ms",
-    "forced_layout_function",
 ];
+
+/// The CSV header of `--animation-frames`: the frame's columns, the breakdown's
+/// (`scripting_ms` … `idle_ms`, `forced_layout_ms`, `forced_layout_function`), and
+/// `interactions` (the `interactionId`s of the interactions the frame overlaps,
+/// `;`-joined).
+pub fn frame_columns() -> Vec<&'static str> {
+    HEAD_COLUMNS
+        .into_iter()
+        .chain(super::breakdown::csv_columns(true))
+        .chain(["interactions"])
+        .collect()
+}
 
 fn ms_text(t: TimeDelta) -> String {
     let mut s = String::new();
@@ -142,50 +147,56 @@ fn opt_text<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-/// Writes `rows` as CSV with [`FRAME_COLUMNS`] (the header first when `header`).
+/// One frame's CSV fields, in [`frame_columns`]' order.
+pub fn csv_record(r: &FrameRow) -> Vec<String> {
+    let top = r.longest_script();
+    let mut chain = String::new();
+    write_chain_text(&r.chain, &mut chain);
+    let mut record: Vec<String> = vec![
+        r.file.to_string(),
+        r.thread.pid.0.to_string(),
+        r.thread.tid.0.to_string(),
+        r.thread_name.to_string(),
+        micros_text(r.ts),
+        ms_text(r.start),
+        ms_text(r.dur),
+        opt_text(r.blocking_ms),
+        opt_text(r.num_scripts),
+        r.render_start.map(ms_text).unwrap_or_default(),
+        r.style_layout_start.map(ms_text).unwrap_or_default(),
+        r.scripts.len().to_string(),
+        top.map(|s| s.info.invoker_type.clone()).unwrap_or_default(),
+        top.map(FrameScriptRow::invoker).unwrap_or_default(),
+        top.map(|s| s.info.function.clone()).unwrap_or_default(),
+        top.map(|s| s.info.source_url.clone()).unwrap_or_default(),
+        top.map(|s| ms_text(s.dur)).unwrap_or_default(),
+        r.window_samples.to_string(),
+        r.target_samples.to_string(),
+        ms_text(r.stack_time),
+        format!("{}", confidence_number(r.confidence)),
+        r.status.as_str().to_string(),
+        r.flags.to_text(),
+        r.chain
+            .last()
+            .map(|f| f.shown_function().to_string())
+            .unwrap_or_default(),
+        chain,
+    ];
+    super::breakdown::csv_fields(Some(&r.breakdown), true, &mut record);
+    let ids: Vec<String> = r.interactions.iter().map(i64::to_string).collect();
+    record.push(ids.join(";"));
+    record
+}
+
+/// Writes `rows` as CSV with [`frame_columns`] (the header first when `header`).
 pub fn write_csv<W: Write>(rows: &[FrameRow], out: W, header: bool) -> std::io::Result<W> {
     let mut w = ::csv::Writer::from_writer(out);
     let io = |e: ::csv::Error| std::io::Error::other(e.to_string());
     if header {
-        w.write_record(FRAME_COLUMNS).map_err(io)?;
+        w.write_record(frame_columns()).map_err(io)?;
     }
     for r in rows {
-        let top = r.longest_script();
-        let mut chain = String::new();
-        write_chain_text(&r.chain, &mut chain);
-        let record: Vec<String> = vec![
-            r.file.to_string(),
-            r.thread.pid.0.to_string(),
-            r.thread.tid.0.to_string(),
-            r.thread_name.to_string(),
-            micros_text(r.ts),
-            ms_text(r.start),
-            ms_text(r.dur),
-            opt_text(r.blocking_ms),
-            opt_text(r.num_scripts),
-            r.render_start.map(ms_text).unwrap_or_default(),
-            r.style_layout_start.map(ms_text).unwrap_or_default(),
-            r.scripts.len().to_string(),
-            top.map(|s| s.info.invoker_type.clone()).unwrap_or_default(),
-            top.map(FrameScriptRow::invoker).unwrap_or_default(),
-            top.map(|s| s.info.function.clone()).unwrap_or_default(),
-            top.map(|s| s.info.source_url.clone()).unwrap_or_default(),
-            top.map(|s| ms_text(s.dur)).unwrap_or_default(),
-            r.window_samples.to_string(),
-            r.target_samples.to_string(),
-            ms_text(r.stack_time),
-            format!("{}", confidence_number(r.confidence)),
-            r.status.as_str().to_string(),
-            r.flags.to_text(),
-            r.chain
-                .last()
-                .map(|f| f.shown_function().to_string())
-                .unwrap_or_default(),
-            chain,
-        ];
-        let mut record = record;
-        super::breakdown::csv_fields(Some(&r.breakdown), true, &mut record);
-        w.write_record(&record).map_err(io)?;
+        w.write_record(csv_record(r)).map_err(io)?;
     }
     w.into_inner().map_err(|e| e.into_error())
 }
@@ -313,12 +324,14 @@ pub fn frame_json(r: &FrameRow) -> impl Serialize + '_ {
 /// How `--animation-frames` is written, by the file name's extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FramesFormat {
-    /// Any other name: CSV with [`FRAME_COLUMNS`].
+    /// Any other name: CSV with [`frame_columns`].
     Csv,
     /// `.json`: `{"animation_frames": [...]}`.
     Json,
     /// `.ndjson`, `.jsonl`: one frame object per line.
     Ndjson,
+    /// `.parquet`: the CSV's columns, typed ([`frames_schema`]).
+    Parquet,
 }
 
 impl FramesFormat {
@@ -331,7 +344,58 @@ impl FramesFormat {
         match ext.as_str() {
             "json" => FramesFormat::Json,
             "ndjson" | "jsonl" => FramesFormat::Ndjson,
+            "parquet" => FramesFormat::Parquet,
             _ => FramesFormat::Csv,
         }
+    }
+}
+
+/// The version of the frame table's columns.
+pub const FRAMES_SCHEMA: &str = "animation_frames/1";
+
+/// The frame table's schema: the CSV's columns typed, ids, counts and sample counts
+/// `Int64`, times and confidence `Float64`, the rest `Utf8`.
+pub fn frames_schema() -> SchemaRef {
+    super::parquet::text_schema(&frame_columns(), |name| {
+        let ints = ["pid", "tid", "num_scripts", "script_entries"];
+        if ints.contains(&name) || name.ends_with("_samples") {
+            DataType::Int64
+        } else if name.ends_with("_ms") || name.ends_with("_us") || name == "confidence" {
+            DataType::Float64
+        } else {
+            DataType::Utf8
+        }
+    })
+}
+
+/// `--animation-frames FILE.parquet`: the CSV's rows, typed, a batch per input file.
+pub struct FramesParquet<W: Write> {
+    table: super::parquet::TableWriter<W>,
+    schema: SchemaRef,
+}
+
+impl<W: Write> FramesParquet<W> {
+    /// Starts the file.
+    pub fn new(out: W) -> std::io::Result<Self> {
+        let schema = frames_schema();
+        Ok(FramesParquet {
+            table: super::parquet::TableWriter::new(out, Arc::clone(&schema), FRAMES_SCHEMA)?,
+            schema,
+        })
+    }
+
+    /// Writes one file's frames as a batch (nothing for none).
+    pub fn file(&mut self, rows: &[FrameRow]) -> std::io::Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let fields: Vec<Vec<String>> = rows.iter().map(csv_record).collect();
+        let batch = super::parquet::text_batch(&self.schema, &fields)?;
+        self.table.write(&batch)
+    }
+
+    /// Writes the footer and returns the writer.
+    pub fn finish(self) -> std::io::Result<W> {
+        self.table.finish()
     }
 }

@@ -8,8 +8,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{DataType, SchemaRef};
 use serde::Serialize;
 
 use super::json::{Frame, party_text, vendor_text};
@@ -55,6 +54,9 @@ pub struct InteractionRow {
     pub start: TimeDelta,
     /// The three phases, in time order.
     pub phases: Vec<PhaseRow>,
+    /// The start (`ts`) of each long animation frame of the thread the interaction
+    /// overlaps (input → next paint), in time order.
+    pub animation_frames: Vec<Timestamp>,
 }
 
 impl InteractionRow {
@@ -186,6 +188,7 @@ struct InteractionJson<'a> {
     is_inp: bool,
     longest_phase: Option<&'static str>,
     phases: PhasesJson<'a>,
+    animation_frames: Vec<serde_json::Number>,
 }
 
 fn interaction_json(r: &InteractionRow) -> InteractionJson<'_> {
@@ -212,6 +215,11 @@ fn interaction_json(r: &InteractionRow) -> InteractionJson<'_> {
             processing: phase(Phase::Processing),
             presentation_delay: phase(Phase::PresentationDelay),
         },
+        animation_frames: r
+            .animation_frames
+            .iter()
+            .map(|&t| micros_number(t))
+            .collect(),
     }
 }
 
@@ -280,7 +288,8 @@ const PHASE_COLUMNS: [&str; 11] = [
 /// The interaction CSV's columns: the interaction's, then the phase columns (`chain`,
 /// `leaf_function`, …, the breakdown's `scripting_ms` … `forced_layout_function`) for each
 /// phase (`input_delay_chain`, ..., `presentation_delay_forced_layout_function`), then the
-/// long tasks overlapping the input delay.
+/// long tasks overlapping the input delay (`ts+ms;…`) and the long animation frames the
+/// interaction overlaps (`animation_frames`: their `ts`, `;`-joined).
 pub fn csv_columns() -> Vec<String> {
     let mut c: Vec<String> = [
         "file",
@@ -310,6 +319,7 @@ pub fn csv_columns() -> Vec<String> {
         }
     }
     c.push("input_delay_long_tasks".into());
+    c.push("animation_frames".into());
     c
 }
 
@@ -409,6 +419,14 @@ pub fn csv_fields(r: &InteractionRow) -> Vec<String> {
         }
     }
     f.push(tasks);
+    let mut frames = String::new();
+    for (k, &t) in r.animation_frames.iter().enumerate() {
+        if k > 0 {
+            frames.push(';');
+        }
+        let _ = fmt_micros(t.as_nanos(), &mut frames);
+    }
+    f.push(frames);
     f
 }
 
@@ -484,12 +502,9 @@ fn interaction_type(name: &str) -> DataType {
 
 /// The interaction table's schema: the CSV's columns, typed (ids and counts `Int64`, times and confidences `Float64`, `is_inp` `Boolean`, text `Utf8`).
 pub fn interactions_schema() -> SchemaRef {
-    Arc::new(Schema::new(
-        csv_columns()
-            .iter()
-            .map(|c| Field::new(c, interaction_type(c), c != "file"))
-            .collect::<Vec<_>>(),
-    ))
+    let columns = csv_columns();
+    let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+    super::parquet::text_schema(&names, interaction_type)
 }
 
 /// `--interactions FILE.parquet`: the CSV's rows, typed, a batch per input file.
@@ -514,32 +529,8 @@ impl<W: Write> InteractionParquet<W> {
         if rows.is_empty() {
             return Ok(());
         }
-        let schema = interactions_schema();
         let fields: Vec<Vec<String>> = rows.iter().map(csv_fields).collect();
-        let columns = schema
-            .fields()
-            .iter()
-            .enumerate()
-            .map(|(k, f)| -> ArrayRef {
-                let text = fields.iter().map(|r| r[k].as_str());
-                match f.data_type() {
-                    DataType::Int64 => Arc::new(arrow_array::Int64Array::from(
-                        text.map(|t| t.parse::<i64>().ok()).collect::<Vec<_>>(),
-                    )),
-                    DataType::Float64 => Arc::new(arrow_array::Float64Array::from(
-                        text.map(|t| t.parse::<f64>().ok()).collect::<Vec<_>>(),
-                    )),
-                    DataType::Boolean => Arc::new(arrow_array::BooleanArray::from(
-                        text.map(|t| Some(t == "true")).collect::<Vec<_>>(),
-                    )),
-                    _ => Arc::new(arrow_array::StringArray::from(
-                        text.map(|t| (!t.is_empty()).then_some(t))
-                            .collect::<Vec<_>>(),
-                    )),
-                }
-            })
-            .collect();
-        let batch = RecordBatch::try_new(schema, columns).map_err(std::io::Error::other)?;
+        let batch = super::parquet::text_batch(&interactions_schema(), &fields)?;
         self.table.write(&batch)
     }
 

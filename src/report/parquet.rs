@@ -18,7 +18,8 @@
 //! file, and the bytes go out as each row group closes (through an 8 KB buffer; standard
 //! output and pipes work:
 //! the file is never sought). Compression is zstd; the key-value metadata holds
-//! `taskchain.version` and `taskchain.schema` (`tasks/1`, `summary/1`, `aggregate/1`).
+//! `taskchain.version` and `taskchain.schema` (`tasks/1`, `summary/1`, `aggregate/1`,
+//! `interactions/2`, `animation_frames/1`).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -116,6 +117,48 @@ impl<W: Write> TableWriter<W> {
         self.drain()?;
         Ok(self.out)
     }
+}
+
+/// A table whose rows are CSV fields (`--interactions`, `--animation-frames`): the schema
+/// of `columns`, each typed by `type_of` (every column nullable but the first, `file`).
+pub(crate) fn text_schema(columns: &[&str], type_of: impl Fn(&str) -> DataType) -> SchemaRef {
+    Arc::new(Schema::new(
+        columns
+            .iter()
+            .enumerate()
+            .map(|(k, c)| Field::new(*c, type_of(c), k > 0))
+            .collect::<Vec<_>>(),
+    ))
+}
+
+/// One batch of `rows` (CSV fields in `schema`'s order) typed by `schema`: `Int64` and
+/// `Float64` parsed (null when empty or not a number), `Boolean` true for `true`, text
+/// null when empty.
+pub(crate) fn text_batch(schema: &SchemaRef, rows: &[Vec<String>]) -> std::io::Result<RecordBatch> {
+    let columns = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(k, f)| -> ArrayRef {
+            let text = rows.iter().map(|r| r[k].as_str());
+            match f.data_type() {
+                DataType::Int64 => Arc::new(arrow_array::Int64Array::from(
+                    text.map(|t| t.parse::<i64>().ok()).collect::<Vec<_>>(),
+                )),
+                DataType::Float64 => Arc::new(arrow_array::Float64Array::from(
+                    text.map(|t| t.parse::<f64>().ok()).collect::<Vec<_>>(),
+                )),
+                DataType::Boolean => Arc::new(arrow_array::BooleanArray::from(
+                    text.map(|t| Some(t == "true")).collect::<Vec<_>>(),
+                )),
+                _ => Arc::new(arrow_array::StringArray::from(
+                    text.map(|t| (!t.is_empty()).then_some(t))
+                        .collect::<Vec<_>>(),
+                )),
+            }
+        })
+        .collect();
+    RecordBatch::try_new(Arc::clone(schema), columns).map_err(std::io::Error::other)
 }
 
 fn utf8(name: &str, nullable: bool) -> Field {

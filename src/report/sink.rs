@@ -11,7 +11,7 @@ use super::aggregate::{AggregateBy, Aggregator};
 use super::chain_key::ChainKey;
 use super::csv::CsvWriter;
 use super::folded::{Folded, FoldedWeight};
-use super::frames::{FRAME_COLUMNS, FramesFormat, frame_json, write_csv};
+use super::frames::{FramesFormat, FramesParquet, frame_columns, frame_json, write_csv};
 use super::markdown::{FileLine, InteractionLine, MarkdownReport};
 use super::parquet::TaskParquet;
 use super::summary::SummaryWriter;
@@ -360,10 +360,16 @@ impl Sink for MarkdownSink<'_> {
 
 /// `--animation-frames`: each file's frame rows as the file is done.
 pub(crate) struct FramesSink<'a> {
-    out: BufWriter<Out<'a>>,
+    out: FramesOut<'a>,
     format: FramesFormat,
-    /// No frame written yet (JSON's separator, CSV's header).
+    /// No frame written yet (JSON's separator).
     first: bool,
+}
+
+/// Where `--animation-frames` goes: text, or the Parquet writer.
+enum FramesOut<'a> {
+    Text(BufWriter<Out<'a>>),
+    Parquet(Box<FramesParquet<BufWriter<Out<'a>>>>),
 }
 
 impl<'a> FramesSink<'a> {
@@ -374,12 +380,16 @@ impl<'a> FramesSink<'a> {
             FramesFormat::Json => out.write_all(b"{\"animation_frames\":[")?,
             FramesFormat::Csv => {
                 let mut w = ::csv::Writer::from_writer(&mut out);
-                w.write_record(FRAME_COLUMNS)
+                w.write_record(frame_columns())
                     .map_err(|e| io::Error::other(e.to_string()))?;
                 w.flush()?;
             }
-            FramesFormat::Ndjson => {}
+            FramesFormat::Ndjson | FramesFormat::Parquet => {}
         }
+        let out = match format {
+            FramesFormat::Parquet => FramesOut::Parquet(Box::new(FramesParquet::new(out)?)),
+            _ => FramesOut::Text(out),
+        };
         Ok(FramesSink {
             out,
             format,
@@ -393,32 +403,41 @@ impl Sink for FramesSink<'_> {
         let FileOutcome::Done(rep) = done.outcome else {
             return Ok(());
         };
+        let out = match &mut self.out {
+            FramesOut::Parquet(w) => return w.file(&rep.frames),
+            FramesOut::Text(out) => out,
+        };
         match self.format {
             FramesFormat::Csv => {
-                write_csv(&rep.frames, &mut self.out, false)?;
+                write_csv(&rep.frames, &mut *out, false)?;
             }
             FramesFormat::Ndjson => {
                 for r in &rep.frames {
-                    serde_json::to_writer(&mut self.out, &frame_json(r))?;
-                    self.out.write_all(b"\n")?;
+                    serde_json::to_writer(&mut *out, &frame_json(r))?;
+                    out.write_all(b"\n")?;
                 }
             }
             FramesFormat::Json => {
                 for r in &rep.frames {
-                    self.out
-                        .write_all(if self.first { b"\n" } else { b",\n" })?;
+                    out.write_all(if self.first { b"\n" } else { b",\n" })?;
                     self.first = false;
-                    serde_json::to_writer(&mut self.out, &frame_json(r))?;
+                    serde_json::to_writer(&mut *out, &frame_json(r))?;
                 }
             }
+            FramesFormat::Parquet => {}
         }
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>, _: &Totals) -> io::Result<()> {
-        if self.format == FramesFormat::Json {
-            self.out.write_all(b"\n]}\n")?;
+    fn finish(self: Box<Self>, _: &Totals) -> io::Result<()> {
+        match self.out {
+            FramesOut::Parquet(w) => w.finish()?.flush(),
+            FramesOut::Text(mut out) => {
+                if self.format == FramesFormat::Json {
+                    out.write_all(b"\n]}\n")?;
+                }
+                out.flush()
+            }
         }
-        self.out.flush()
     }
 }
