@@ -657,6 +657,7 @@ pub(crate) fn resolve_chains(
                         c.task.ts,
                         c.task.end(),
                         file_bytes,
+                        Some(&rec.profiles),
                     ));
                 }
                 Some((c, t))
@@ -811,8 +812,15 @@ fn frame_row(
     c.flags.set(Flags::DAMAGED_FILE, rec.damaged);
     let (list, longest) = rec.entries.of_thread(f.thread);
     let spans = rec.task_spans.get(&f.thread).map_or(&[][..], Vec::as_slice);
-    let breakdown =
-        chain::breakdown::of_window(list, longest, Some(spans), f.ts, f.end(), file_bytes);
+    let breakdown = chain::breakdown::of_window(
+        list,
+        longest,
+        Some(spans),
+        f.ts,
+        f.end(),
+        file_bytes,
+        Some(&rec.profiles),
+    );
     FrameRow {
         file: Arc::clone(file),
         thread: f.thread,
@@ -897,6 +905,7 @@ fn interaction_rows(
                             start,
                             end,
                             file_bytes,
+                            Some(&rec.profiles),
                         ));
                     }
                     (p, c)

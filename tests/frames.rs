@@ -285,3 +285,70 @@ fn interactions_and_long_animation_frames_name_each_other() {
         }
     }
 }
+
+#[test]
+fn a_forced_layout_without_a_stack_trace_is_named_from_the_samples() {
+    // The sample's trace without `disabled-by-default-devtools.timeline.stack`: every
+    // `beginData.stackTrace` removed (232 style and layout events).
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(
+            std::fs::File::open(trace_path("interactions-shop")).unwrap(),
+        ),
+        &mut text,
+    )
+    .unwrap();
+    let mut trace: Value = serde_json::from_str(&text).unwrap();
+    let mut stripped = 0;
+    for e in trace["traceEvents"].as_array_mut().unwrap() {
+        if let Some(d) = e
+            .pointer_mut("/args/beginData")
+            .and_then(Value::as_object_mut)
+        {
+            stripped += usize::from(d.remove("stackTrace").is_some());
+        }
+    }
+    assert_eq!(stripped, 232);
+    let path = dir.path().join("no-stacks.json");
+    std::fs::write(&path, serde_json::to_vec(&trace).unwrap()).unwrap();
+    let out = taskchain()
+        .arg(&path)
+        .args(["--format", "json", "--interactions"])
+        .arg(dir.path().join("i.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let tasks: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The chart task's 230 forced layouts (99.078 ms) each fall inside sizeBars' loop:
+    // the samples in them run sizeBars, whose call frame is the function itself —
+    // chart.js line 14, column 18 made 1-based (`function sizeBars(` has its `(` there),
+    // where the event stacks named the offsetHeight read (26:20).
+    let want = "sizeBars http://www.shop-inp.test/chart.js:14:18";
+    let task = tasks["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["leaf_function"] == "sizeBars")
+        .unwrap();
+    assert_eq!(f(&task["forced_layout_ms"]), 99.078);
+    assert_eq!(task["forced_layout_function"], want);
+    let i: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("i.json")).unwrap()).unwrap();
+    let chart = i["interactions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["interaction_id"] == 9072)
+        .unwrap();
+    assert_eq!(
+        chart["phases"]["presentation_delay"]["forced_layout_function"],
+        want
+    );
+    // The keyboard task's 4.443 ms of layout inside the input's default action
+    // (`EventDispatch` with no listener running): no JavaScript sample in it or before
+    // it inside the dispatch, so no function is named.
+    let key = &tasks["tasks"][0];
+    assert_eq!(f(&key["forced_layout_ms"]), 4.443);
+    assert_eq!(key["forced_layout_function"], Value::Null);
+}

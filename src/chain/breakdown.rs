@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::profile::ProfileSet;
 use crate::scan::args::{ArgsParser, field, int, text};
 use crate::scan::records::{EntryKind, EntryPoint, WorkCategory};
 use crate::time::{TimeDelta, Timestamp};
@@ -84,7 +85,9 @@ fn overlap(s: Timestamp, e: Timestamp, a: Timestamp, b: Timestamp) -> TimeDelta 
 /// longest of them (bounds the search for events that began before `start`); `tasks`: the
 /// thread's top-level task spans sorted by start, or `None` when the window lies inside
 /// one task (a long task's own window: no idle time). `file`: the whole trace, for the
-/// stack traces of forced layouts kept in it.
+/// stack traces of forced layouts kept in it. `profiles`: the trace's profiles, whose
+/// samples name the function behind a forced layout whose event has no stack trace
+/// (`None`: such layouts stay unnamed).
 pub(crate) fn of_window(
     entries: &[EntryPoint],
     longest: TimeDelta,
@@ -92,6 +95,7 @@ pub(crate) fn of_window(
     start: Timestamp,
     end: Timestamp,
     file: Option<&[u8]>,
+    profiles: Option<&ProfileSet>,
 ) -> Breakdown {
     let mut out = Breakdown::default();
     if end <= start {
@@ -115,6 +119,9 @@ pub(crate) fn of_window(
     // Open events: (index, end, self time so far).
     let mut open: Vec<(usize, Timestamp, TimeDelta)> = Vec::new();
     let mut forced: BTreeMap<String, TimeDelta> = BTreeMap::new();
+    // Forced layouts without a stack trace: (start, end, the start of the script event
+    // that forced it, time in the window), for the sampled stack.
+    let mut stackless: Vec<Stackless> = Vec::new();
     let mut parser = ArgsParser::default();
     let close = |out: &mut Breakdown, (i, _, own): (usize, Timestamp, TimeDelta)| {
         out.add(entries[i].work, own.max(TimeDelta::ZERO));
@@ -136,20 +143,38 @@ pub(crate) fn of_window(
             let inner = overlap(e.ts, e_end.min(parent.1), start, end);
             parent.2 = parent.2 - inner;
         }
-        if e.kind == EntryKind::StyleLayout
+        let script = (0..open.len())
+            .rev()
+            .map(|k| open[k])
+            .find(|&(p, _, _)| entries[p].kind.runs_js());
+        if let (EntryKind::StyleLayout, Some((script, _, _))) = (e.kind, script)
             && own > TimeDelta::ZERO
-            && open.iter().any(|&(p, _, _)| entries[p].kind.runs_js())
         {
             out.forced_layout = out.forced_layout + own;
             out.forced_layouts += 1;
             let who = forcing_function(e, file, &mut parser);
-            let slot = forced.entry(who).or_default();
-            *slot = *slot + own;
+            if who.is_empty() && profiles.is_some() {
+                stackless.push(Stackless {
+                    start: e.ts,
+                    end: e_end,
+                    script: entries[script].ts,
+                    own,
+                });
+            } else {
+                let slot = forced.entry(who).or_default();
+                *slot = *slot + own;
+            }
         }
         open.push((i, e_end, own));
     }
     while let Some(top) = open.pop() {
         close(&mut out, top);
+    }
+    if let (Some(profiles), Some(first)) = (profiles, entries.first()) {
+        for (who, own) in sampled_forcers(profiles, first.thread, &stackless, file) {
+            let slot = forced.entry(who).or_default();
+            *slot = *slot + own;
+        }
     }
     let counted =
         out.scripting + out.style_layout + out.paint_composite + out.gc + out.parse_compile;
@@ -163,6 +188,74 @@ pub(crate) fn of_window(
         .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
         .map(|(who, _)| who.clone())
         .unwrap_or_default();
+    out
+}
+
+/// A forced layout whose event has no stack trace.
+struct Stackless {
+    start: Timestamp,
+    end: Timestamp,
+    /// The start of the innermost script event around it (a sample before the layout
+    /// counts only from there: before it, another script ran).
+    script: Timestamp,
+    /// Its time in the window.
+    own: TimeDelta,
+}
+
+/// The function that forced each stackless layout, from the thread's samples: the
+/// innermost JavaScript frame of the first sample inside the layout event that has one,
+/// else of the last such sample before it inside the script event that forced it
+/// (`name url:line:col`, made 1-based as event stacks are; the function's own position,
+/// as profile call frames give it, not the line that read the layout). Layouts without
+/// such a sample give empty text. One read of the samples per window.
+fn sampled_forcers(
+    profiles: &ProfileSet,
+    thread: crate::vocab::ThreadKey,
+    stackless: &[Stackless],
+    file: Option<&[u8]>,
+) -> Vec<(String, TimeDelta)> {
+    let mut out: Vec<(String, TimeDelta)> =
+        stackless.iter().map(|l| (String::new(), l.own)).collect();
+    let (Some(lo), Some(hi)) = (
+        stackless.iter().map(|l| l.script).min(),
+        stackless.iter().map(|l| l.end).max(),
+    ) else {
+        return out;
+    };
+    for p in profiles.of_thread(thread) {
+        let w = p.window(lo, hi, file);
+        let t = &w.table;
+        // The innermost JavaScript frame of sample `k`, as text.
+        let js = |k: usize| -> Option<String> {
+            let mut s = Some(t.stack[k]);
+            while let Some(stack) = s {
+                let f = p.stacks.frame(stack);
+                if p.frames.kind(f) == crate::profile::tables::FrameKind::Code {
+                    let cf = p.frames.get(f);
+                    return Some(function_text(
+                        &cf.function_name,
+                        &cf.url,
+                        i64::from(cf.line_number.max(-1)) + 1,
+                        i64::from(cf.column_number.max(-1)) + 1,
+                    ));
+                }
+                s = p.stacks.parent(stack);
+            }
+            None
+        };
+        for (l, slot) in stackless.iter().zip(&mut out) {
+            if !slot.0.is_empty() {
+                continue;
+            }
+            let found = t
+                .range(l.start, l.end)
+                .find_map(js)
+                .or_else(|| t.range(l.script, l.start).rev().find_map(js));
+            if let Some(who) = found {
+                slot.0 = who;
+            }
+        }
+    }
     out
 }
 
@@ -180,15 +273,16 @@ fn forcing_function(e: &EntryPoint, file: Option<&[u8]>, parser: &mut ArgsParser
             let url = text(top, "url").unwrap_or_default();
             let line = field(top, "lineNumber").and_then(int).unwrap_or(0);
             let col = field(top, "columnNumber").and_then(int).unwrap_or(0);
-            let name = if name.is_empty() {
-                "(anonymous)"
-            } else {
-                &name
-            };
-            Some(format!("{name} {url}:{line}:{col}"))
+            Some(function_text(&name, &url, line, col))
         })
         .flatten()
         .unwrap_or_default()
+}
+
+/// `name url:line:col` (`(anonymous)` for an empty name), line and column 1-based.
+fn function_text(name: &str, url: &str, line: i64, col: i64) -> String {
+    let name = if name.is_empty() { "(anonymous)" } else { name };
+    format!("{name} {url}:{line}:{col}")
 }
 
 use simd_json::prelude::*;
@@ -247,6 +341,7 @@ mod tests {
             Timestamp::from_micros(20_000),
             Timestamp::from_micros(125_000),
             None,
+            None,
         );
         // JS: 20–69 (clipped) less the layout (10) and GC (5) = 34; the dispatch's own
         // 69–70 is 1 more.
@@ -269,6 +364,7 @@ mod tests {
             None,
             Timestamp::from_micros(0),
             Timestamp::from_micros(10_000),
+            None,
             None,
         );
         assert_eq!(
