@@ -203,7 +203,7 @@ struct Stackless {
 }
 
 /// The function that forced each stackless layout, from the thread's samples: the
-/// innermost JavaScript frame of the first sample inside the layout event that has one,
+/// innermost frame of script code (a URL or a script id; not a native function) of the first sample inside the layout event that has one,
 /// else of the last such sample before it inside the script event that forced it
 /// (`name url:line:col`, made 1-based as event stacks are; the function's own position,
 /// as profile call frames give it, not the line that read the layout). Layouts without
@@ -230,8 +230,11 @@ fn sampled_forcers(
             let mut s = Some(t.stack[k]);
             while let Some(stack) = s {
                 let f = p.stacks.frame(stack);
-                if p.frames.kind(f) == crate::profile::tables::FrameKind::Code {
-                    let cf = p.frames.get(f);
+                let cf = p.frames.get(f);
+                // Script code only (a URL, or a script id but V8's 0): a native
+                // function (`elementsFromPoint`, script 0) is what the script called.
+                let script = !cf.url.is_empty() || !matches!(&*cf.script_id, "" | "0");
+                if p.frames.kind(f) == crate::profile::tables::FrameKind::Code && script {
                     return Some(function_text(
                         &cf.function_name,
                         &cf.url,
