@@ -255,7 +255,13 @@ fn speedscope_profiles_are_the_tasks_windows() {
         s["$schema"],
         "https://www.speedscope.app/file-format-schema.json"
     );
-    let profiles = s["profiles"].as_array().unwrap();
+    // The task profiles (the click's interaction phases follow them, named so).
+    let profiles: Vec<&serde_json::Value> = s["profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| !p["name"].as_str().unwrap().contains("· interaction "))
+        .collect();
     let with_samples: Vec<&serde_json::Value> = rows["tasks"]
         .as_array()
         .unwrap()
@@ -390,4 +396,104 @@ fn browse(page: &Path, sections: &[&str]) -> Option<String> {
         }
     }
     Some(String::from_utf8_lossy(&dom.stdout).into_owned())
+}
+
+#[test]
+fn speedscope_has_a_profile_per_interaction_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.speedscope.json");
+    taskchain()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["-q", "-o", "-", "--speedscope"])
+        .arg(&out)
+        .arg(trace_path("interactions-shop"))
+        .assert()
+        .success();
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let frames = s["shared"]["frames"].as_array().unwrap();
+    let profiles = s["profiles"].as_array().unwrap();
+    let named = |needle: &str| -> Vec<&serde_json::Value> {
+        profiles
+            .iter()
+            .filter(|p| p["name"].as_str().unwrap().contains(needle))
+            .collect()
+    };
+    // Six long tasks, and the phases of seven interactions but the quick toggle's
+    // processing (9086: 7 µs, no sample in it): 6 + 20.
+    assert_eq!(named(" ms long").len(), 26);
+    assert_eq!(named("· interaction ").len(), 20);
+    assert!(named("interaction 9086 · processing").is_empty());
+    // Each phase's window: its weights cover at most the phase, and the slow phases hold
+    // the code the page ran in them (scripts/interaction-pages).
+    let leaves = |p: &serde_json::Value| -> Vec<String> {
+        p["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s.as_array().unwrap().last())
+            .map(|i| frames[i.as_u64().unwrap() as usize]["name"].to_string())
+            .collect()
+    };
+    for (needle, leaf, ms) in [
+        (
+            "CrRendererMain 25685:25685 · interaction 9072 · presentation_delay · 6858.214 ms · 153.305 ms long",
+            "\"sizeBars\"",
+            153.305,
+        ),
+        (
+            "interaction 9058 · processing · 3824.441 ms",
+            "\"applyDiscounts\"",
+            165.696,
+        ),
+        (
+            "interaction 9065 · input_delay",
+            "\"mergeInventory\"",
+            194.622,
+        ),
+    ] {
+        let p = named(needle);
+        assert_eq!(p.len(), 1, "{needle}");
+        assert!(leaves(p[0]).iter().any(|l| l == leaf), "{needle}");
+        let total: f64 = p[0]["weights"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_f64().unwrap())
+            .sum();
+        assert!(total <= ms + 0.001 && total > 0.8 * ms, "{needle}: {total}");
+        assert_eq!(p[0]["endValue"], ms);
+    }
+}
+
+#[test]
+fn the_page_says_what_the_main_thread_did() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.html");
+    taskchain()
+        .args(["-q", "-o", "-", "--html"])
+        .arg(&out)
+        .arg(trace_path("interactions-shop"))
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    // The restyle click's presentation delay, as tests/frames.rs checks it against the
+    // trace's events (348.801, 18.708, 10.335, 3.904 ms), longest first.
+    assert!(
+        html.contains(
+            "main thread: style and layout 348.8 ms, paint and composite 18.7 ms, \
+             idle (between tasks) 10.3 ms, other (in a task, no event) 3.9 ms</span>"
+        ),
+        "{html}"
+    );
+    // The chart click's presentation delay: the forced layouts and their function.
+    assert!(html.contains(
+        "forced layout 99.1 ms by sizeBars http://www.shop-inp.test/chart.js:26:20</span>"
+    ));
+    // Every task card (six long tasks) shows the events' breakdown, not the samples'.
+    assert_eq!(html.matches("<h4>What the main thread did</h4>").count(), 6);
+    assert_eq!(html.matches("<h4>Where the samples were</h4>").count(), 0);
+    assert!(html.contains(
+        "<td>of which forced layout by <code>sizeBars http://www.shop-inp.test/chart.js:26:20</code></td><td class=\"n\">99.1 ms</td>"
+    ));
 }

@@ -1,12 +1,15 @@
-//! `--speedscope FILE`: each long task's window as one sampled profile in speedscope's file
+//! `--speedscope FILE`: each long task's window, and each interaction phase's, as one
+//! sampled profile in speedscope's file
 //! format (<https://www.speedscope.app/file-format-schema.json>, the schema the `speedscope`
 //! npm package ships as `dist/release/file-format-schema.json`), so "open this task" works
 //! offline in speedscope. Frames are shared by every profile (`shared.frames`: `name`,
 //! `file`, 1-based `line` and `col`, the source-map original when one is shown in chains);
 //! a profile is `type: "sampled"` in milliseconds from its window's start, one sample per
 //! run of samples on one stack (outermost frame first) weighted by the run's time, and is
-//! named `file · thread · start`. Profiles are written as tasks finish; the frames at the
-//! end (JSON objects are unordered).
+//! named `file · thread · start · length` (a phase: `file · thread · interaction ID · phase ·
+//! start · length`). A file's task profiles come first, then its phases' in interaction
+//! order. Profiles are written as tasks finish; the frames at the end (JSON objects are
+//! unordered).
 
 use std::collections::HashMap;
 use std::io::{self, BufWriter, Write};
@@ -100,7 +103,48 @@ impl<'a> SpeedscopeSink<'a> {
         self.frames.len() - 1
     }
 
+    /// The thread as a profile's name shows it.
+    fn thread(r: &ReportRow) -> String {
+        if r.thread_name.is_empty() {
+            format!("pid {} tid {}", r.thread.pid.0, r.thread.tid.0)
+        } else {
+            format!("{} {}:{}", r.thread_name, r.thread.pid.0, r.thread.tid.0)
+        }
+    }
+
     fn task(&mut self, r: &ReportRow) -> io::Result<()> {
+        let name = format!(
+            "{} · {} · {} ms · {} ms long",
+            r.file,
+            Self::thread(r),
+            super::millis_text(r.task_start),
+            super::millis_text(r.task_dur),
+        );
+        self.profile(r, &name)
+    }
+
+    /// Each phase of an interaction with samples, named `file · thread · interaction ID ·
+    /// phase · start ms · length ms`.
+    fn interaction(&mut self, i: &super::interactions::InteractionRow) -> io::Result<()> {
+        for p in &i.phases {
+            let r = &p.row;
+            let name = format!(
+                "{} · {} · interaction {} · {} · {} ms · {} ms long",
+                r.file,
+                Self::thread(r),
+                i.interaction.event.interaction_id,
+                p.phase.as_str(),
+                super::millis_text(r.task_start),
+                super::millis_text(r.task_dur),
+            );
+            self.profile(r, &name)?;
+        }
+        Ok(())
+    }
+
+    /// The window of `r` (its samples over time) as a profile named `name`; nothing when
+    /// it has no timeline.
+    fn profile(&mut self, r: &ReportRow, name: &str) -> io::Result<()> {
         let Some(t) = &r.timeline else { return Ok(()) };
         // The shared index of each of the timeline's frames, and each stack's path.
         let frames: Vec<usize> = t.frames.iter().map(|f| self.frame(f)).collect();
@@ -110,20 +154,9 @@ impl<'a> SpeedscopeSink<'a> {
             p.push(frames[frame as usize]);
             paths.push(p);
         }
-        let name = format!(
-            "{} · {} · {} ms · {} ms long",
-            r.file,
-            if r.thread_name.is_empty() {
-                format!("pid {} tid {}", r.thread.pid.0, r.thread.tid.0)
-            } else {
-                format!("{} {}:{}", r.thread_name, r.thread.pid.0, r.thread.tid.0)
-            },
-            super::millis_text(r.task_start),
-            super::millis_text(r.task_dur),
-        );
         let profile = Profile {
             kind: "sampled",
-            name: &name,
+            name,
             unit: "milliseconds",
             start_value: t.runs.first().map_or(0.0, |x| millis_number(x.start)),
             end_value: millis_number(t.length),
@@ -151,6 +184,9 @@ impl Sink for SpeedscopeSink<'_> {
     fn file_done(&mut self, done: &FileDone<'_>) -> io::Result<()> {
         if let super::sink::FileOutcome::Done(rep) = done.outcome {
             rep.rows.iter().try_for_each(|r| self.task(r))?;
+            rep.interactions
+                .iter()
+                .try_for_each(|i| self.interaction(i))?;
         }
         Ok(())
     }

@@ -587,14 +587,15 @@ impl Page {
                     .unwrap_or_default();
                 let _ = write!(
                     chains,
-                    "<div><i>{name}:</i> <code title=\"{}\">{}</code> {}</div>",
+                    "<div><i>{name}:</i> <code title=\"{}\">{}</code> {}{}</div>",
                     esc(&chain_full),
                     if leaf.is_empty() {
                         "(no JavaScript)".to_string()
                     } else {
                         esc(&leaf)
                     },
-                    status_html(status)
+                    status_html(status),
+                    phase_breakdown(p)
                 );
             }
             let _ = writeln!(
@@ -953,6 +954,61 @@ fn chain_list(h: &mut String, r: &ReportRow) {
     h.push_str("</ol>");
 }
 
+/// DevTools' categories as the page names them, with their JSON keys (docs/METHOD.md
+/// §2.10), in the order of [`crate::report::breakdown_times`] then idle.
+const CATEGORIES: [(&str, &str); 7] = [
+    ("scripting_ms", "scripting"),
+    ("style_layout_ms", "style and layout"),
+    ("paint_composite_ms", "paint and composite"),
+    ("gc_ms", "garbage collection"),
+    ("parse_compile_ms", "parsing and compiling"),
+    ("other_ms", "other (in a task, no event)"),
+    ("idle_ms", "idle (between tasks)"),
+];
+
+/// What the main thread did in a task's window, from the trace's events: (label, time)
+/// of each category with time.
+fn event_breakdown(b: &crate::chain::breakdown::Breakdown) -> Vec<(&'static str, TimeDelta)> {
+    let t = crate::report::breakdown_times(b);
+    let times = [t[0], t[1], t[2], t[3], t[4], t[5], b.idle];
+    CATEGORIES
+        .iter()
+        .zip(times)
+        .map(|(&(_, label), d)| (label, d))
+        .filter(|(_, d)| *d > TimeDelta::ZERO)
+        .collect()
+}
+
+/// A phase's breakdown as one line of text (its JSON object's `scripting_ms` …): the
+/// categories with at least 0.05 ms, longest first, and the forced layout; empty when the
+/// phase has none (field data).
+fn phase_breakdown(p: &serde_json::Value) -> String {
+    let mut parts: Vec<(&str, f64)> = CATEGORIES
+        .iter()
+        .filter_map(|&(key, label)| Some((label, p[key].as_f64()?)))
+        .filter(|&(_, v)| v >= 0.05)
+        .collect();
+    if parts.is_empty() {
+        return String::new();
+    }
+    parts.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let mut text: Vec<String> = parts
+        .iter()
+        .map(|(label, v)| format!("{label} {v:.1} ms"))
+        .collect();
+    if let Some(f) = p["forced_layout_ms"].as_f64().filter(|&f| f >= 0.05) {
+        let by = p["forced_layout_function"]
+            .as_str()
+            .map(|w| format!(" by {w}"))
+            .unwrap_or_default();
+        text.push(format!("forced layout {f:.1} ms{by}"));
+    }
+    format!(
+        " <span class=\"did\">main thread: {}</span>",
+        esc(&text.join(", "))
+    )
+}
+
 /// Where a timeline's samples were, by their leaf frame: (label, time).
 fn breakdown(t: &Timeline) -> Vec<(&'static str, TimeDelta)> {
     let mut by = [
@@ -1096,7 +1152,36 @@ fn card(h: &mut String, rank: usize, r: &ReportRow) {
         }
         h.push_str("</ul>");
     }
-    if let Some(t) = &r.timeline {
+    if let Some(b) = r.breakdown.as_deref() {
+        h.push_str(
+            "<h4>What the main thread did</h4><p class=\"note\">From the trace's events, self \
+             time.</p><table class=\"mini\"><tbody>",
+        );
+        for (label, d) in event_breakdown(b) {
+            let _ = write!(
+                h,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.0}%</td></tr>",
+                esc(label),
+                ms(d),
+                share_of(d, r.task_dur) * 100.0
+            );
+        }
+        if b.forced_layout > TimeDelta::ZERO {
+            let by = if b.forced_by.is_empty() {
+                String::new()
+            } else {
+                format!(" by <code>{}</code>", esc(&b.forced_by))
+            };
+            let _ = write!(
+                h,
+                "<tr><td>of which forced layout{by}</td><td class=\"n\">{}</td>\
+                 <td class=\"n\">{:.0}%</td></tr>",
+                ms(b.forced_layout),
+                share_of(b.forced_layout, r.task_dur) * 100.0
+            );
+        }
+        h.push_str("</tbody></table>");
+    } else if let Some(t) = &r.timeline {
         h.push_str("<h4>Where the samples were</h4><table class=\"mini\"><tbody>");
         for (label, d) in breakdown(t) {
             let _ = write!(
@@ -1220,7 +1305,7 @@ h3{font-size:1.05em;margin:0 0 .3em}
 h4{font-size:.95em;margin:.8em 0 .3em}
 code{font:13px/1.3 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;word-break:break-word}
 .verdict{font-size:1.15em;line-height:1.5;padding:.6em .8em;border-left:5px solid var(--accent);background:#fff7ef}
-.note,.sub,.loc,.chaintext,.meta,figcaption{color:var(--muted);font-size:.9em}
+.note,.sub,.loc,.chaintext,.meta,.did,figcaption{color:var(--muted);font-size:.9em}
 .chaintext,.url,.file,.loc{word-break:break-all}
 .scroll{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:.92em}
