@@ -1042,6 +1042,16 @@ fn breakdown(t: &Timeline) -> Vec<(&'static str, TimeDelta)> {
     v
 }
 
+/// A row of a card's small table: `label` (HTML), the time, its share of `whole`.
+fn share_row(h: &mut String, label: &str, d: TimeDelta, whole: TimeDelta) {
+    let _ = write!(
+        h,
+        "<tr><td>{label}</td><td class=\"n\">{}</td><td class=\"n\">{:.0}%</td></tr>",
+        ms(d),
+        share_of(d, whole) * 100.0
+    );
+}
+
 /// One task's card.
 fn card(h: &mut String, rank: usize, r: &ReportRow) {
     let leaf = r.leaf().map_or("(no call chain)", |f| f.shown_function());
@@ -1158,13 +1168,7 @@ fn card(h: &mut String, rank: usize, r: &ReportRow) {
              time.</p><table class=\"mini\"><tbody>",
         );
         for (label, d) in event_breakdown(b) {
-            let _ = write!(
-                h,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.0}%</td></tr>",
-                esc(label),
-                ms(d),
-                share_of(d, r.task_dur) * 100.0
-            );
+            share_row(h, &esc(label), d, r.task_dur);
         }
         if b.forced_layout > TimeDelta::ZERO {
             let by = if b.forced_by.is_empty() {
@@ -1172,25 +1176,18 @@ fn card(h: &mut String, rank: usize, r: &ReportRow) {
             } else {
                 format!(" by <code>{}</code>", esc(&b.forced_by))
             };
-            let _ = write!(
+            share_row(
                 h,
-                "<tr><td>of which forced layout{by}</td><td class=\"n\">{}</td>\
-                 <td class=\"n\">{:.0}%</td></tr>",
-                ms(b.forced_layout),
-                share_of(b.forced_layout, r.task_dur) * 100.0
+                &format!("of which forced layout{by}"),
+                b.forced_layout,
+                r.task_dur,
             );
         }
         h.push_str("</tbody></table>");
     } else if let Some(t) = &r.timeline {
         h.push_str("<h4>Where the samples were</h4><table class=\"mini\"><tbody>");
         for (label, d) in breakdown(t) {
-            let _ = write!(
-                h,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{:.0}%</td></tr>",
-                esc(label),
-                ms(d),
-                share_of(d, t.length) * 100.0
-            );
+            share_row(h, &esc(label), d, t.length);
         }
         h.push_str("</tbody></table>");
     }
