@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end benchmark, side by side in one run (the machine is noisy: compare ratios).
 #
-# Usage: scripts/bench.sh [--big] [--runs N] [FILE...]
+# Usage: scripts/bench.sh [--big] [--runs N] [--baseline BIN] [FILE...]
+#   --baseline BIN: also run another taskchain binary (e.g. a release build of the previous
+#   main) on every input, interleaved with the others, and print its time beside this build's.
 #   With no FILE: builds (once) and measures the benchmark inputs in $BENCH_DIR
 #   (default /tmp/taskchain-bench): 1 GB traces made from a ProfileChunk-heavy trace
 #   (lighthouse cpu-profiler-m86) and from a DevTools recording dominated by other events
@@ -28,11 +30,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=3
 big=0
+baseline=
 files=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --big) big=1; shift ;;
+    --baseline) baseline=$(realpath "$2"); shift 2 ;;
     *) files+=("$1"); shift ;;
   esac
 done
@@ -90,6 +94,7 @@ for f in "${files[@]}"; do
       readers=(cat bytescan taskchain)
     fi
   fi
+  [ -z "$baseline" ] || readers+=(baseline)
   declare -A wall=() cpu=() rss=() anon=()
   for _ in $(seq "$runs"); do
     for reader in "${readers[@]}"; do
@@ -98,8 +103,9 @@ for f in "${files[@]}"; do
         zcat) cmd=(gzip -dc "$f") ;;
         bytescan) cmd=("$scan" -j "$threads" "${inputs[@]}") ;;
         zlib-rs) cmd=("$scan" --zlib-rs -j "$threads" "${inputs[@]}") ;;
-        taskchain)
-          if [ -d "$f" ]; then cmd=("$tc" -q --scope renderers -j 2 "$f"); else cmd=("$tc" -q --scope renderers "$f"); fi ;;
+        taskchain | baseline)
+          bin=$tc; [ $reader = taskchain ] || bin=$baseline
+          if [ -d "$f" ]; then cmd=("$bin" -q --scope renderers -j 2 "$f"); else cmd=("$bin" -q --scope renderers "$f"); fi ;;
       esac
       line=$(python3 scripts/measure.py -- "${cmd[@]}" 2>/dev/null)
       w=${line#wall_s=}; w=${w%% *}
@@ -120,6 +126,11 @@ for f in "${files[@]}"; do
   anon_x=$(awk "BEGIN{printf \"%.3f\", ${anon[taskchain]}*1024/$size}")
   tmbs=$(awk "BEGIN{printf \"%.0f\", $size/1e6/${wall[taskchain]}}")
   summary+=("| $label | ${wall[bytescan]} s | ${wall[taskchain]} s ($tmbs MB/s) | ${ratio}× (CPU ${cratio}×) | $(awk "BEGIN{printf \"%.0f\", ${anon[taskchain]}*1024/1e6}") MB (${anon_x}×) |")
+  if [ -n "${wall[baseline]:-}" ]; then
+    bratio=$(awk "BEGIN{printf \"%.3f\", ${wall[taskchain]}/${wall[baseline]}}")
+    bcratio=$(awk "BEGIN{printf \"%.3f\", ${cpu[taskchain]}/${cpu[baseline]}}")
+    summary+=("| the same, this build ÷ the baseline build | ${wall[baseline]} s | ${wall[taskchain]} s | ${bratio}× (CPU ${bcratio}×) | |")
+  fi
   if [ -n "${wall[zlib-rs]:-}" ]; then
     # The batch against the yardstick issue 19 names (zlib-rs for every file).
     zratio=$(awk "BEGIN{printf \"%.2f\", ${wall[taskchain]}/${wall[zlib-rs]}}")

@@ -704,32 +704,36 @@ pub(crate) fn resolve_chains(
             None => rows.extend(made),
         }
     }
-    let interactions = interaction_rows(
-        &file_name,
-        rec,
-        file_bytes,
-        chain_config,
-        &enricher,
-        &mut symbolication,
-        strings_cut,
-    );
-    let mut interactions = interactions;
-    let mut frames: Vec<_> = rec
-        .frames
-        .iter()
-        .map(|f| {
-            let name = thread_names.get(&f.thread).unwrap_or(&no_name);
-            frame_row(
-                f,
-                rec,
-                file_bytes,
-                chain_config,
-                &mut symbolication,
-                &file_name,
-                name,
-            )
-        })
-        .collect();
+    let (mut interactions, mut frames) = if chain_config.collect_interactions {
+        let interactions = interaction_rows(
+            &file_name,
+            rec,
+            file_bytes,
+            chain_config,
+            &enricher,
+            &mut symbolication,
+            strings_cut,
+        );
+        let frames: Vec<_> = rec
+            .frames
+            .iter()
+            .map(|f| {
+                let name = thread_names.get(&f.thread).unwrap_or(&no_name);
+                frame_row(
+                    f,
+                    rec,
+                    file_bytes,
+                    chain_config,
+                    &mut symbolication,
+                    &file_name,
+                    name,
+                )
+            })
+            .collect();
+        (interactions, frames)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     link_frames(&mut interactions, &mut frames);
     diagnostics.merge(&symbolication.finish());
     FileReport {

@@ -963,6 +963,12 @@ impl ReportArgs {
         let animation_frames = expand("--animation-frames", self.animation_frames)?;
         settings.chain.collect_stacks = folded.is_some() || flamegraph.is_some();
         settings.chain.collect_timeline = html.is_some() || speedscope.is_some();
+        // Interaction phases' chains and long frames' rows only for the outputs that show them.
+        settings.chain.collect_interactions = interactions.is_some()
+            || animation_frames.is_some()
+            || markdown.is_some()
+            || html.is_some()
+            || speedscope.is_some();
         let named = output.as_deref().and_then(format_of_name);
         let format = match (self.format, named) {
             (Some(given), Some((named, ext))) if Format::from(given) != named => {

@@ -74,6 +74,11 @@ pub struct ChainConfig {
     /// Also keep the window's samples over time ([`TaskChain::timeline`]), for flame
     /// charts and speedscope.
     pub collect_timeline: bool,
+    /// Also resolve each interaction phase's chain and make each long animation frame's
+    /// row (`FileReport::interactions`, `FileReport::frames`): on by default; the CLI turns
+    /// it off when no output shows them, since a frame's window is mostly a long task's,
+    /// resolved a second time. The summary's counts and INP come from the events either way.
+    pub collect_interactions: bool,
     /// Fewer samples than this in the window make a task low confidence whatever its
     /// ratio (3: field sampling is coarse, and two samples say little).
     pub min_samples: usize,
@@ -94,6 +99,7 @@ impl Default for ChainConfig {
             collect_leaf_urls: false,
             collect_alternatives: false,
             collect_timeline: false,
+            collect_interactions: true,
             min_samples: 3,
             gap: PROFILE_GAP,
         }
