@@ -595,6 +595,7 @@ pub(crate) fn resolve_chains(
         top_level_tasks: top.count,
         long_task_time: rec.tasks.iter().map(|t| t.task.dur).sum(),
         blocking_time: top.blocking_time,
+        blocking_time_from_fcp: top.blocking_time_from_fcp,
         max_task: top.max,
         attributed_time: TimeDelta::ZERO,
         profiles: rec.profiles.profiles.len(),
@@ -609,6 +610,7 @@ pub(crate) fn resolve_chains(
             .map(|i| i.duration())
             .max(),
         long_animation_frames: rec.frames.len(),
+        long_tasks_outside_scope: rec.outside_scope_long_tasks,
     };
     let chain_config = &enrichment.chain_config(*chain_config);
     // Symbolication runs before the other enrichment stages, and before folded stacks
@@ -629,6 +631,10 @@ pub(crate) fn resolve_chains(
     // Tasks in blocks, in order: a block's chains become rows before the next block's
     // are resolved, so memory holds one block of chains, not every chain (and, with a
     // sink, one block of rows).
+    // Rows whose out-of-order samples changed nothing, and the start times of the rows of
+    // tasks left open (a `B` without its `E`), for the file's warnings.
+    let mut reordered_unflagged = 0u64;
+    let mut open_rows: Vec<TimeDelta> = Vec::new();
     for block in rec.tasks.chunks(CHAIN_BLOCK) {
         let mut chains: Vec<(chain::TaskChain, &reader::FoundTask)> = block
             .par_iter()
@@ -663,6 +669,13 @@ pub(crate) fn resolve_chains(
                 Some((c, t))
             })
             .collect();
+        reordered_unflagged += chains.iter().filter(|(c, _)| c.reordered_unflagged).count() as u64;
+        open_rows.extend(
+            chains
+                .iter()
+                .filter(|(c, _)| c.task.incomplete)
+                .map(|(c, _)| c.task.ts.since(rec.first_ts)),
+        );
         diagnostics.add(
             "samples naming unknown nodes (skipped)",
             chains.iter().map(|(c, _)| c.unknown_samples).sum(),
@@ -735,6 +748,11 @@ pub(crate) fn resolve_chains(
         (Vec::new(), Vec::new())
     };
     link_frames(&mut interactions, &mut frames);
+    diagnostics.add(REORDERED_UNFLAGGED, reordered_unflagged);
+    let open = diagnostics.take(crate::tasks::OPEN_BEGIN);
+    if open > 0 {
+        diagnostics.note(open_tasks_note(open, &open_rows));
+    }
     diagnostics.merge(&symbolication.finish());
     FileReport {
         file: file.to_string(),
@@ -783,6 +801,53 @@ fn link_frames(
             }
         }
     }
+}
+
+/// The warning for long tasks whose windows met out-of-order samples that changed nothing.
+pub(crate) const REORDERED_UNFLAGGED: &str = "long tasks whose windows hold out-of-order samples (negative timeDeltas) that change no chain, leaf or status (not flagged samples_reordered)";
+
+/// What `open` tasks begun (`B`) but never ended (no `E`) mean for the report: their end is
+/// a guess, and which of the report's rows (by `task_start_ms`, the first five) they are.
+fn open_tasks_note(open: u64, rows: &[TimeDelta]) -> String {
+    let tasks = if open == 1 {
+        "1 task never ends in the trace (a B event without its E)".to_string()
+    } else {
+        format!("{open} tasks never end in the trace (B events without their E)")
+    };
+    let touched = match rows.len() {
+        0 => "none of them is a long task of this report".to_string(),
+        n => {
+            let mut at: Vec<String> = rows
+                .iter()
+                .take(5)
+                .map(|&d| crate::report::millis_text(d))
+                .collect();
+            if n > 5 {
+                at.push("…".into());
+            }
+            let (rows, are, its) = if n == 1 {
+                (
+                    "1 of the report's rows".to_string(),
+                    "is such a task",
+                    "its duration_ms is",
+                )
+            } else {
+                (
+                    format!("{n} of the report's rows"),
+                    "are such tasks",
+                    "their duration_ms are",
+                )
+            };
+            format!(
+                "{rows} (task_start_ms {}) {are}, flagged incomplete: {its} a lower bound",
+                at.join(", ")
+            )
+        }
+    };
+    format!(
+        "{tasks}: each was taken to end at its thread's last task event or its profile's \
+         last busy sample; {touched}"
+    )
 }
 
 /// The row of one long animation frame: its chain over its span (§1, as for a task, kept

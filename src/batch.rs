@@ -108,7 +108,7 @@ pub struct Outputs {
 /// Counts for the one-line summary on stderr.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct BatchSummary {
-    /// Inputs.
+    /// Inputs read as traces or profiles (or that failed): neither skipped nor left out.
     pub files: usize,
     /// Inputs that failed (or were read only in part).
     pub failed: usize,
@@ -391,11 +391,8 @@ fn messages(o: &FileOutcome, quiet: bool) -> Vec<String> {
                 lines.push(format!("taskchain: error: {}: {b}", rep.file));
             }
             if !quiet {
-                for (kind, n) in rep.diagnostics.iter() {
-                    lines.push(format!("taskchain: warning: {}: {kind}: {n}", rep.file));
-                }
-                for note in rep.diagnostics.notes() {
-                    lines.push(format!("taskchain: warning: {}: {note}", rep.file));
+                for w in crate::report::json::warning_lines(&rep.diagnostics) {
+                    lines.push(format!("taskchain: warning: {}: {w}", rep.file));
                 }
             }
         }
@@ -500,7 +497,11 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                 Handed::Outcome(o) => o,
             };
             let s = &mut out.summary;
-            s.files += usize::from(!matches!(outcome, FileOutcome::LeftOut(_)));
+            // Skipped files (found by a folder search, not traces) are counted apart.
+            s.files += usize::from(!matches!(
+                outcome,
+                FileOutcome::LeftOut(_) | FileOutcome::Skipped(_)
+            ));
             let mut breaches = Vec::new();
             match &outcome {
                 FileOutcome::Done(rep) => {

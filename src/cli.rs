@@ -243,8 +243,9 @@ pub struct ReportArgs {
     /// .jsonl, .parquet), else csv]; one that disagrees with -o's extension is refused.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
-    /// Write one row per input file (status, tasks, blocking time, profiles, …): CSV, or
-    /// Parquet for a .parquet name.
+    /// Write one row per input file (status, tasks, blocking time of the whole trace
+    /// `tbt_ms` and from the first contentful paint on `tbt_from_fcp_ms`, long tasks
+    /// outside --scope, profiles, …): CSV, or Parquet for a .parquet name.
     #[arg(long, value_name = "FILE")]
     pub summary: Option<PathBuf>,
     /// Format of --summary [default: by its extension].
@@ -293,8 +294,9 @@ pub struct ReportArgs {
     #[arg(long, value_name = "FILE")]
     pub animation_frames: Option<PathBuf>,
     /// A per-file limit, KEY=VALUE; any breach makes the exit code 1. Repeatable. Keys:
-    /// `long-tasks` (how many long tasks), `tbt-ms` (blocking time: the sum of each long
-    /// task's time over 50 ms), `max-task-ms` (the longest task's duration),
+    /// `long-tasks` (how many long tasks), `tbt-ms` (the whole trace's blocking time: the
+    /// sum of each task's time over 50 ms from the trace's start to its end, not
+    /// Lighthouse's FCP-to-TTI span), `max-task-ms` (the longest task's duration),
     /// `long-task-ms` (the sum of the long tasks' whole durations), `inp-ms` (the
     /// Interaction to Next Paint).
     #[arg(long, value_name = "KEY=VALUE")]

@@ -68,6 +68,9 @@ pub(crate) struct TopLevelCounts {
     pub blocking_time: TimeDelta,
     /// The longest task's `dur` (0 without tasks).
     pub max: TimeDelta,
+    /// Total blocking time from the main frame's first contentful paint on
+    /// ([`blocking_time_from`]); `None` when the trace has no such paint (field data).
+    pub blocking_time_from_fcp: Option<TimeDelta>,
 }
 
 impl TopLevelCounts {
@@ -87,6 +90,28 @@ impl TopLevelCounts {
         c.max = max.unwrap_or_default();
         c
     }
+}
+
+/// Lighthouse's total blocking time from `from` on (its `calculateSumOfBlockingTime` with
+/// the first contentful paint as start and no end): each task of at least 50 ms that ends
+/// after `from` is clipped to start no earlier than `from`, and what the clipped task has
+/// over 50 ms is summed. A task straddling `from` counts only its part after it.
+pub(crate) fn blocking_time_from<'a>(
+    tasks: impl IntoIterator<Item = &'a TopLevelTask>,
+    from: Timestamp,
+) -> TimeDelta {
+    let fifty = TimeDelta::from_micros(50_000);
+    let mut sum = TimeDelta::ZERO;
+    for t in tasks {
+        if t.dur < fifty || t.end() < from {
+            continue;
+        }
+        let clipped = t.end().since(t.ts.max(from));
+        if clipped > fifty {
+            sum = sum + TimeDelta::from_nanos(clipped.as_nanos() - fifty.as_nanos());
+        }
+    }
+    sum
 }
 
 /// The diagnostics kind of task `X` events whose `dur` is negative, beyond ±2^63 ns or not

@@ -94,6 +94,11 @@ impl Diagnostics {
     pub fn count(&self, kind: &str) -> u64 {
         self.counts.get(kind).copied().unwrap_or(0)
     }
+    /// Removes `kind` and returns its count (0 when none was added): for a count that a
+    /// later stage says better in a note of its own.
+    pub fn take(&mut self, kind: &str) -> u64 {
+        self.counts.remove(kind).unwrap_or(0)
+    }
     /// The notes, in the order added.
     pub fn notes(&self) -> &[String] {
         &self.notes

@@ -177,6 +177,33 @@ fn folder_search_skips_non_traces_without_failing() {
             predicate::str::contains("skipped: ").and(predicate::str::contains("3 skipped")),
         );
     }
+    // One trace was read: the totals count it alone, the summary lists the others as
+    // skipped.
+    let outs = tempfile::tempdir().unwrap();
+    let md = outs.path().join("r.md");
+    let summary = outs.path().join("s.csv");
+    let out = taskchain()
+        .arg(dir.path())
+        .args(["-o", "/dev/null", "--markdown"])
+        .arg(&md)
+        .arg("--summary")
+        .arg(&summary)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("taskchain: 1 file, 5 long tasks, 4 attributed (ok), ")
+            && err.contains(", 3 skipped (not traces)"),
+        "{err}"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("\n1 file, 5 long tasks"), "{md}");
+    let s = std::fs::read_to_string(&summary).unwrap();
+    assert_eq!(
+        s.lines().filter(|l| l.contains(",skipped,")).count(),
+        3,
+        "{s}"
+    );
     // Named on the command line, each is an error with its reason.
     taskchain()
         .arg(&log)
@@ -546,6 +573,28 @@ fn an_empty_trace_says_there_was_nothing_to_read() {
     // A trace with events has no such line.
     let out = taskchain().arg(M86).output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("nothing to read"));
+    // The JSON report carries the warning in the file's line, also under -q.
+    let out = taskchain()
+        .arg(&empty)
+        .args(["-q", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["files"],
+        serde_json::json!([{
+            "file": empty.display().to_string(),
+            "long_tasks": 0,
+            "long_tasks_outside_scope": 0,
+            "tbt_ms": 0.0,
+            "tbt_from_fcp_ms": null,
+            "warnings": ["the trace holds no events: there was nothing to read"],
+        }])
+    );
+    assert_eq!(
+        (doc["tasks"].as_array().unwrap().len(), &doc["errors"]),
+        (0, &serde_json::json!([]))
+    );
 }
 
 #[test]
@@ -606,4 +655,35 @@ fn long_tasks_outside_the_scope_are_counted_with_the_option_that_shows_them() {
         ]
     );
     assert!(note("chromium-session-15s", "all").is_empty());
+    // The summary and the JSON report's file line count them too.
+    let counts = |case: &str, scope: &str| {
+        let out = taskchain()
+            .arg(format!("samples/{case}/trace.json.gz"))
+            .args(["-q", "--scope", scope, "--format", "json", "--summary", "-"])
+            .args(["-o", "/dev/null"])
+            .output()
+            .unwrap();
+        let summary = String::from_utf8(out.stdout).unwrap();
+        let mut r = csv::Reader::from_reader(summary.as_bytes());
+        let col = r
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|h| h == "long_tasks_outside_scope")
+            .unwrap();
+        let row = r.records().next().unwrap().unwrap();
+        row[col].to_string()
+    };
+    assert_eq!(counts("chromium-iframes", "main-frame"), "1");
+    assert_eq!(counts("chromium-iframes", "renderers"), "0");
+    assert_eq!(counts("chromium-session-15s", "main-frame"), "8");
+    assert_eq!(counts("chromium-session-15s", "all"), "0");
+    let out = taskchain()
+        .arg("samples/chromium-session-15s/trace.json.gz")
+        .args(["-q", "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["files"][0]["long_tasks_outside_scope"], 8);
+    assert_eq!(doc["files"][0]["long_tasks"], 39);
 }

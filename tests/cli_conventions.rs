@@ -195,7 +195,8 @@ fn help_tells_the_budget_keys_and_exit_codes_apart() {
         "`long-tasks` (how many long tasks)",
         "`max-task-ms` (the longest task's duration)",
         "`long-task-ms` (the sum of the long tasks' whole durations)",
-        "`tbt-ms` (blocking time: the sum of each long task's time over 50 ms)",
+        "`tbt-ms` (the whole trace's blocking time: the sum of each task's time over 50 ms \
+         from the trace's start to its end, not Lighthouse's FCP-to-TTI span)",
         "130 interrupted",
         "samples taken up to MS before a task starts",
         "Where the long tasks are, for field profiles that do not say",

@@ -385,6 +385,17 @@ fn an_open_task_ends_at_its_threads_last_busy_sample() {
     let out = taskchain().arg(&f).output().unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(rows(&out).len(), 0, "{}", text(&out.stdout));
+    // The warning says what the open task means for the report: here, no row.
+    assert!(
+        text(&out.stderr).contains(&format!(
+            "taskchain: warning: {}: 1 task never ends in the trace (a B event without its E): \
+             each was taken to end at its thread's last task event or its profile's last busy \
+             sample; none of them is a long task of this report\n",
+            f.display()
+        )),
+        "{}",
+        text(&out.stderr)
+    );
     // Native work sampled until 2.9 s (then idle): a 1.9 s task, flagged incomplete.
     let f = dir.path().join("busy.json");
     std::fs::write(&f, open_task_trace(Some(2_900_000))).unwrap();
@@ -394,4 +405,13 @@ fn an_open_task_ends_at_its_threads_last_busy_sample() {
     assert_eq!(r.len(), 1, "{r:?}");
     assert_eq!((r[0][1].as_str(), r[0][6].as_str()), ("1", "1900.000"));
     assert!(r[0][12].contains("incomplete"), "{:?}", r[0]);
+    // The row it touched, by its start: the trace's first event, so 0 ms.
+    assert!(
+        text(&out.stderr).contains(
+            "sample; 1 of the report's rows (task_start_ms 0.000) is such a task, flagged \
+             incomplete: its duration_ms is a lower bound\n"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
 }

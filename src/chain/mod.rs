@@ -296,6 +296,10 @@ pub struct TaskChain {
     /// The task's time by category and its forced layout, for trace tasks
     /// (`breakdown::of_window`, filled by the caller).
     pub breakdown: Option<breakdown::Breakdown>,
+    /// Out-of-order samples (negative `timeDeltas`) met the window's edges or decided a
+    /// tie, yet placing them on either side changed no chain, leaf or status: the row is
+    /// not flagged `samples_reordered`, and the file counts such rows in one warning.
+    pub reordered_unflagged: bool,
 }
 
 /// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`] (the
@@ -330,6 +334,7 @@ pub fn resolve(
         alternatives: None,
         timeline: None,
         breakdown: None,
+        reordered_unflagged: false,
     };
     out.flags.set(Flags::INCOMPLETE, task.incomplete);
     if !profiles.covers(task.thread) {
@@ -376,23 +381,30 @@ pub fn resolve(
         Some(c) => c.heaviest(&w),
         None => heaviest::heaviest_path(&w),
     };
-    let pick = match (cfg.method, &collapsed) {
-        (Method::LargestStack, Some(c)) => c.largest(&w),
-        (Method::LargestStack, None) => w.largest_stack(),
-        (Method::HeaviestPath, _) => heaviest(),
-    };
-    // Sorting out-of-order samples matters only when it moved one across an edge of the
-    // window, or when it could decide a tie between equal groups.
-    out.flags.set(
-        Flags::SAMPLES_REORDERED,
-        window.edge_crossed_backwards(&samples.reordered)
-            || (pick.as_ref().is_some_and(|p| p.tied)
-                && window.holds_backward_step(&samples.reordered)),
-    );
+    let pick = pick_in(&w, collapsed.as_ref(), cfg.method);
     apply(&mut out, profile, pick.as_ref(), cfg.min_confidence);
     let mut final_pick = pick;
     if out.window_samples < cfg.min_samples {
         out.status = ChainStatus::LowConfidence;
+    }
+    // Sorting out-of-order samples can change the answer only when a backward step crosses
+    // an edge of the window (which samples are inside depends on the order) or lies inside
+    // it while two groups tie (the order decides which came first). A crossed edge counts
+    // only when moving it to either end of the step's span changes the chain or status.
+    let tie = final_pick.as_ref().is_some_and(|p| p.tied)
+        && window.holds_backward_step(&samples.reordered);
+    let crossed = window.edge_crossed_backwards(&samples.reordered);
+    if tie || crossed {
+        let changed = tie
+            || window
+                .with_edges_across(&samples.reordered)
+                .into_iter()
+                .any(|moved| {
+                    let (chain, status) = answer_over(&out, profiles, &moved, file, cfg);
+                    chain != out.chain || status != out.status
+                });
+        out.flags.set(Flags::SAMPLES_REORDERED, changed);
+        out.reordered_unflagged = !changed;
     }
     if out.status == ChainStatus::LowConfidence {
         match cfg.policy {
@@ -445,6 +457,45 @@ pub fn resolve(
         out.timeline = Some(Box::new(t));
     }
     Some(out)
+}
+
+/// The pick of `method` over a window (with its samples grouped by `collapsed` stacks
+/// when recursion was collapsed).
+fn pick_in(
+    w: &window::Weighted<'_>,
+    collapsed: Option<&recursion::Collapsed>,
+    method: Method,
+) -> Option<Pick> {
+    match (method, collapsed) {
+        (Method::LargestStack, Some(c)) => c.largest(w),
+        (Method::LargestStack, None) => w.largest_stack(),
+        (Method::HeaviestPath, Some(c)) => c.heaviest(w),
+        (Method::HeaviestPath, None) => heaviest::heaviest_path(w),
+    }
+}
+
+/// The chain and status `base`'s task would get over `window` instead (steps 1 to 6 and
+/// the status rules, before `--on-low-confidence`), to tell whether moving an edge of its
+/// window changes the answer.
+fn answer_over(
+    base: &TaskChain,
+    profiles: &ProfileSet,
+    window: &Window,
+    file: Option<&[u8]>,
+    cfg: &ChainConfig,
+) -> (Vec<ChainFrame>, ChainStatus) {
+    let Some((profile, samples, rows)) = pick_profile(profiles, &base.task, window, file).0 else {
+        return (Vec::new(), ChainStatus::NoSamples);
+    };
+    let w = window::Weighted::new(profile, &samples.table, rows, window, file);
+    let collapsed = recursion::Collapsed::of_window(&w, cfg.collapse);
+    let pick = pick_in(&w, collapsed.as_ref(), cfg.method);
+    let mut alt = base.clone();
+    apply(&mut alt, profile, pick.as_ref(), cfg.min_confidence);
+    if w.len() < cfg.min_samples {
+        alt.status = ChainStatus::LowConfidence;
+    }
+    (alt.chain, alt.status)
 }
 
 /// Which of the window's stacks `pick` counted: its stack (or collapsed node), and with

@@ -176,6 +176,61 @@ fn no_profile_no_samples_and_non_js() {
     );
 }
 
+#[test]
+fn a_vm_state_top_stack_is_non_js_only_when_it_holds_the_minimum_from_3_samples() {
+    // `low_confidence` is decided before `non_js` (docs/METHOD.md §1), for each VM state.
+    for vm in ["(program)", "(garbage collector)", "(idle)"] {
+        let ps = |samples: &[(i64, i64)]| {
+            let nodes = vec![
+                node(1, None, "(root)"),
+                node(2, Some(1), "a"),
+                node(3, Some(2), "b"),
+                node(4, Some(1), vm),
+            ];
+            profile_set(nodes, samples, None)
+        };
+        let cfg = ChainConfig::default();
+        // The VM state at 0, 10, 20, b at 30 (to 40, one mean interval): 30 of 40 µs from 3
+        // samples, 0.75 ≥ 0.5: native work.
+        let c = resolve(
+            &task(0, 40),
+            &ps(&[(0, 4), (10, 4), (20, 4), (30, 3)]),
+            None,
+            &cfg,
+        );
+        let c = c.unwrap();
+        assert_eq!(
+            (c.status, c.confidence, names(&c)),
+            (ChainStatus::NonJs, 0.75, vec![vm])
+        );
+        // The same task under a minimum of 0.8: low confidence, though its leaf is a VM state.
+        let strict = ChainConfig {
+            min_confidence: 0.8,
+            ..ChainConfig::default()
+        };
+        let c = resolve(
+            &task(0, 40),
+            &ps(&[(0, 4), (10, 4), (20, 4), (30, 3)]),
+            None,
+            &strict,
+        );
+        assert_eq!(c.unwrap().status, ChainStatus::LowConfidence);
+        // The VM state at 0 and 10, b at 20, a at 30 (to 40) in [0, 50): the largest group
+        // (2 samples) holds 20 of 50 µs, 0.4: low confidence.
+        let c = resolve(
+            &task(0, 50),
+            &ps(&[(0, 4), (10, 4), (20, 3), (30, 2)]),
+            None,
+            &cfg,
+        );
+        let c = c.unwrap();
+        assert_eq!((c.status, c.confidence), (ChainStatus::LowConfidence, 0.4));
+        // All of [0, 20) from 2 samples: confidence 1, but two samples say little.
+        let c = resolve(&task(0, 20), &ps(&[(0, 4), (10, 4)]), None, &cfg).unwrap();
+        assert_eq!((c.status, c.confidence), (ChainStatus::LowConfidence, 1.0));
+    }
+}
+
 fn recursion() -> (ProfileSet, LongTask) {
     // f > f > f recursion under (root), and g beside it.
     let nodes = vec![
@@ -495,6 +550,50 @@ fn flags_for_gaps_and_reordered_samples() {
     let c = resolve(&task(0, 30), &ps, None, &ChainConfig::default()).unwrap();
     assert_eq!(names(&c), ["a", "b"]);
     assert!(c.flags.contains(Flags::SAMPLES_REORDERED));
+}
+
+#[test]
+fn samples_reordered_only_when_the_out_of_order_samples_change_the_answer() {
+    // All b: 0, 2, 4, 10, then 5 and 6 (delta −5 µs), 20. The task [0, 8): the step
+    // 10 → 5 crosses its end. Sorted, b at 0, 2, 4, 5, 6 fill the window: a > b, ok.
+    // With the end moved to 5 (b at 0, 2, 4: 3 samples) or past 10 (0, 2, 4, 5, 6, 10)
+    // the answer is a > b, ok again: nothing to look at, so no flag, and the row is
+    // counted for the file's warning instead.
+    let ps = profile_set(
+        abc(),
+        &[(0, 3), (2, 3), (4, 3), (10, 3), (5, 3), (6, 3), (20, 3)],
+        None,
+    );
+    let c = resolve(&task(0, 8), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!((names(&c), c.status), (vec!["a", "b"], ChainStatus::Ok));
+    assert_eq!(c.window_samples, 5);
+    assert_eq!(c.flags.to_text(), "");
+    assert!(c.reordered_unflagged);
+    // b at 0, 1, then c at 20, 3, 4, 5, 6 (20 → 3 goes back), b at 30. The task [0, 10):
+    // sorted, c's four samples (3, 4, 5, 6) beat b's two: a > c. Were the samples from 3
+    // on outside (the end moved to 3), only b's two would be left (a > b, and
+    // low_confidence with 2 samples): the order decides the chain, so the row is flagged.
+    let ps = profile_set(
+        abc(),
+        &[
+            (0, 3),
+            (1, 3),
+            (20, 4),
+            (3, 4),
+            (4, 4),
+            (5, 4),
+            (6, 4),
+            (30, 3),
+        ],
+        None,
+    );
+    let c = resolve(&task(0, 10), &ps, None, &ChainConfig::default()).unwrap();
+    assert_eq!((names(&c), c.status), (vec!["a", "c"], ChainStatus::Ok));
+    assert_eq!(c.flags.to_text(), "samples_reordered");
+    assert!(!c.reordered_unflagged);
+    // Without out-of-order samples near it, a row is neither flagged nor counted.
+    let c = resolve(&task(40, 10), &ps, None, &ChainConfig::default()).unwrap();
+    assert!(!c.flags.contains(Flags::SAMPLES_REORDERED) && !c.reordered_unflagged);
 }
 
 #[test]

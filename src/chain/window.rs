@@ -35,6 +35,30 @@ impl Window {
             .any(|&st| crosses(self.start, st) || crosses(self.end, st))
     }
 
+    /// The windows with one edge moved across the span of the backward steps that cross
+    /// it: to the earliest time such a step went back to (every sample of the spans on the
+    /// inner side of a start, the outer side of an end) and to just past the latest time
+    /// one went back from (the other side); at most four, none empty.
+    pub(crate) fn with_edges_across(&self, steps: &[(Timestamp, Timestamp)]) -> Vec<Window> {
+        let span = |edge: Timestamp| {
+            let crossing = steps
+                .iter()
+                .filter(|&&(t, before)| t < edge && edge <= before);
+            let low = crossing.clone().map(|s| s.0).min()?;
+            let high = crossing.map(|s| s.1).max()?;
+            Some([low, high + TimeDelta::from_nanos(1)])
+        };
+        let mut out = Vec::new();
+        for start in span(self.start).into_iter().flatten() {
+            out.push(Window { start, ..*self });
+        }
+        for end in span(self.end).into_iter().flatten() {
+            out.push(Window { end, ..*self });
+        }
+        out.retain(|w| w.start < w.end);
+        out
+    }
+
     /// True when a backward step lies wholly inside the window: the order of samples in it
     /// (and so which of two equal groups came first) depends on sorting them.
     pub(crate) fn holds_backward_step(&self, steps: &[(Timestamp, Timestamp)]) -> bool {

@@ -163,10 +163,12 @@ impl Symbolicator {
     }
 }
 
-/// Frames of a task: how many have a script position, and how many got an original.
+/// Frames of a task: how many have a script position, and how many got an original; both
+/// 0 when no map can apply to the file (no `--source-maps`, nothing embedded), so that a
+/// share of symbolicated frames is said only where maps were given.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counts {
-    /// Frames with a script URL and line.
+    /// Frames with a script URL and line (0 when no map can apply).
     pub frames: u32,
     /// Of those, frames a map gave an original position.
     pub symbolicated: u32,
@@ -189,7 +191,7 @@ impl FileSymbolication<'_> {
             .iter_mut()
             .filter(|f| !f.url.is_empty() && f.line.is_some())
         {
-            n.frames += 1;
+            n.frames += u32::from(self.maps.is_some());
             if let Some(maps) = &mut self.maps
                 && let Some(o) = maps.original(pid, &f.script_id, &f.url, f.line, f.column)
             {

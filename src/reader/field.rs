@@ -1015,6 +1015,7 @@ pub(crate) fn read(
         interactions,
         frames: Vec::new(),
         task_spans: Default::default(),
+        outside_scope_long_tasks: 0,
     })
 }
 

@@ -116,6 +116,8 @@ pub(crate) struct Recording {
     /// The top-level task spans (start, duration), sorted, of the threads that have long
     /// frames or interactions: the idle time of a window that spans several tasks.
     pub task_spans: FastMap<ThreadKey, Vec<(Timestamp, TimeDelta)>>,
+    /// Long tasks on threads outside the scope (not in the report; 0 for field data).
+    pub outside_scope_long_tasks: u64,
 }
 
 /// Entry-point events of the threads in scope, each list sorted by `ts` (longer first on

@@ -45,8 +45,9 @@ pub(crate) fn read(
     );
     tasks::end_open_tasks_at_last_busy_sample(&mut top, &profiles, file, trace_end);
     diagnostics.merge(&task_diagnostics);
-    if let Some(note) = outside_scope_note(&trace, &marks, &threads, scope, threshold, trace_end) {
-        diagnostics.note(note);
+    let outside = outside_scope(&trace, &marks, &threads, scope, threshold, trace_end);
+    if let Some((_, note)) = &outside {
+        diagnostics.note(note.clone());
     }
     // Plain data (no heap inside): freed at once, not kept until the report is written,
     // where with millions of tasks the scan's marks and the task lists added up to 2.7×
@@ -61,7 +62,10 @@ pub(crate) fn read(
             loaf: None,
         }),
     );
-    let top_level = tasks::TopLevelCounts::of(top.values().flatten());
+    let mut top_level = tasks::TopLevelCounts::of(top.values().flatten());
+    top_level.blocking_time_from_fcp = trace
+        .first_contentful_paint
+        .map(|fcp| tasks::blocking_time_from(top.values().flatten(), fcp));
     let (frames, _) =
         super::frames::long_frames(std::mem::take(&mut trace.frame_marks), &threads, threshold);
     let interactions = crate::interactions::interactions(
@@ -141,6 +145,7 @@ pub(crate) fn read(
         interactions,
         frames,
         task_spans,
+        outside_scope_long_tasks: outside.map_or(0, |(n, _)| n),
     };
     read_entry_details(&mut recording, file);
     later.keep(trace);
@@ -172,16 +177,17 @@ fn read_entry_details(rec: &mut Recording, file: Option<&[u8]>) {
     rec.diagnostics.add(scan::args::STRINGS_CUT, parser.cut);
 }
 
-/// Says how many long tasks lie on threads outside `scope` (their rows are not written)
-/// and which `--scope` shows them; `None` when there are none (or the scope is `all`).
-fn outside_scope_note(
+/// How many long tasks lie on threads outside `scope` (their rows are not written), with a
+/// sentence saying so and which `--scope` shows them; `None` when there are none (or the
+/// scope is `all`).
+fn outside_scope(
     trace: &ScannedTrace,
     marks: &scan::records::TaskMarks,
     in_scope: &[crate::vocab::ThreadKey],
     scope: Scope,
     threshold: TimeDelta,
     trace_end: crate::time::Timestamp,
-) -> Option<String> {
+) -> Option<(u64, String)> {
     if scope == Scope::All {
         return None;
     }
@@ -215,10 +221,13 @@ fn outside_scope_note(
         }
         _ => ("renderers", "--scope all shows them".to_string()),
     };
-    Some(format!(
-        "{} on threads outside --scope {name} {} not in the report: {how}",
-        plural(all, "long task", "long tasks"),
-        if all == 1 { "is" } else { "are" }
+    Some((
+        all,
+        format!(
+            "{} on threads outside --scope {name} {} not in the report: {how}",
+            plural(all, "long task", "long tasks"),
+            if all == 1 { "is" } else { "are" }
+        ),
     ))
 }
 

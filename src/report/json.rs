@@ -223,8 +223,8 @@ pub const TASKCHAIN_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// command line fills it; a program may leave it out.
 pub type ReportOptions = serde_json::Map<String, serde_json::Value>;
 
-/// Writes `{"taskchain_version", "options", "tasks": [...], "errors": [...]}` a task at a
-/// time (`options` only when given).
+/// Writes `{"taskchain_version", "options", "tasks": [...], "errors": [...], "files":
+/// [...]}` a task at a time (`options` only when given; `files`: [`FileLine`]s).
 pub struct JsonWriter<W: Write> {
     out: W,
     first: bool,
@@ -259,13 +259,57 @@ impl<W: Write> JsonWriter<W> {
         Ok(())
     }
 
-    /// Ends the document with the failed files and a newline.
-    pub fn finish(mut self, errors: &[FileError]) -> std::io::Result<W> {
+    /// Ends the document with the failed files, the files read, and a newline.
+    pub fn finish(mut self, errors: &[FileError], files: &[FileLine]) -> std::io::Result<W> {
         self.out.write_all(b"],\"errors\":")?;
         serde_json::to_writer(&mut self.out, errors)?;
+        self.out.write_all(b",\"files\":")?;
+        serde_json::to_writer(&mut self.out, files)?;
         self.out.write_all(b"}\n")?;
         Ok(self.out)
     }
+}
+
+/// One file read, in a JSON report's `files`: `{"file", "long_tasks",
+/// "long_tasks_outside_scope", "tbt_ms", "tbt_from_fcp_ms", "warnings"}`; `warnings` the
+/// lines stderr shows for the file after `taskchain: warning: FILE: ` (also under `-q`),
+/// `tbt_from_fcp_ms` null without a first contentful paint (docs/METHOD.md §2.3).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FileLine {
+    /// The input.
+    pub file: String,
+    /// Long tasks found on the threads in scope.
+    pub long_tasks: usize,
+    /// Long tasks on threads `--scope` leaves out.
+    pub long_tasks_outside_scope: u64,
+    /// Blocking time of the whole trace (ms, 3 decimals).
+    pub tbt_ms: f64,
+    /// Total blocking time from the first contentful paint on (ms), or null.
+    pub tbt_from_fcp_ms: Option<f64>,
+    /// The file's warnings, one sentence each.
+    pub warnings: Vec<String>,
+}
+
+impl FileLine {
+    /// The line of a file's report.
+    pub fn of(r: &super::FileReport) -> FileLine {
+        FileLine {
+            file: r.file.clone(),
+            long_tasks: r.long_tasks,
+            long_tasks_outside_scope: r.stats.long_tasks_outside_scope,
+            tbt_ms: millis_number(r.stats.blocking_time),
+            tbt_from_fcp_ms: r.stats.blocking_time_from_fcp.map(millis_number),
+            warnings: warning_lines(&r.diagnostics).collect(),
+        }
+    }
+}
+
+/// A file's warnings as sentences: each kind of odd input with its count (`KIND: N`), then
+/// each note.
+pub fn warning_lines(d: &crate::vocab::Diagnostics) -> impl Iterator<Item = String> + '_ {
+    d.iter()
+        .map(|(kind, n)| format!("{kind}: {n}"))
+        .chain(d.notes().iter().cloned())
 }
 
 /// Writes one task as an NDJSON line.

@@ -388,9 +388,14 @@ pub struct FileStats {
     pub top_level_tasks: usize,
     /// Sum of the long tasks' durations.
     pub long_task_time: TimeDelta,
-    /// Total blocking time: sum over top-level tasks longer than 50 ms of `dur − 50 ms`
-    /// (Lighthouse's definition, whatever `--threshold-ms` is).
+    /// Blocking time of the whole trace: the sum over top-level tasks longer than 50 ms of
+    /// `dur − 50 ms` (Lighthouse's blocking time of a task, whatever `--threshold-ms` is,
+    /// summed from the trace's start to its end, not Lighthouse's FCP-to-TTI span).
     pub blocking_time: TimeDelta,
+    /// Total blocking time from the main frame's first contentful paint to the trace's end
+    /// (docs/METHOD.md §2.3); `None` when the trace has no `firstContentfulPaint` mark of
+    /// its main frame.
+    pub blocking_time_from_fcp: Option<TimeDelta>,
     /// The longest top-level task.
     pub max_task: TimeDelta,
     /// Sum of the durations of the rows with status `ok`.
@@ -411,6 +416,8 @@ pub struct FileStats {
     /// Animation frames (`AnimationFrame` events) longer than the threshold on the threads
     /// in scope (docs/METHOD.md §2.9).
     pub long_animation_frames: usize,
+    /// Long tasks on threads outside `--scope` (not in the report).
+    pub long_tasks_outside_scope: u64,
 }
 
 impl FileStats {

@@ -623,6 +623,8 @@ pub fn summary_schema() -> SchemaRef {
         int64("interactions", true),
         float64("inp_ms", true),
         int64("long_animation_frames", true),
+        float64("tbt_from_fcp_ms", true),
+        int64("long_tasks_outside_scope", true),
     ]))
 }
 
@@ -671,6 +673,10 @@ impl<W: Write> SummaryParquet<W> {
                 s.inp.map(millis_exact),
             ])),
             n(s.long_animation_frames as u64),
+            Arc::new(arrow_array::Float64Array::from(vec![
+                s.blocking_time_from_fcp.map(millis_exact),
+            ])),
+            n(s.long_tasks_outside_scope),
         ];
         let batch = RecordBatch::try_new(summary_schema(), columns).map_err(to_io)?;
         self.table.write(&batch)

@@ -47,7 +47,7 @@ pub(crate) struct FileDone<'a> {
 /// Counts over the whole run, for the sinks that name them at the end.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Totals {
-    /// Inputs (left-out names not counted).
+    /// Inputs read (or failed): skipped files and left-out names not counted.
     pub(crate) files: usize,
     /// Long tasks found.
     pub(crate) long_tasks: usize,
@@ -73,8 +73,13 @@ pub(crate) trait Sink {
 pub(crate) enum TaskSink<'a> {
     /// CSV.
     Csv(Box<CsvWriter<BufWriter<Out<'a>>>>),
-    /// `{"tasks": [...], "errors": [...]}`: tasks streamed, errors kept for the end.
-    Json(json::JsonWriter<BufWriter<Out<'a>>>, Vec<FileError>),
+    /// `{"tasks": [...], "errors": [...], "files": [...]}`: tasks streamed, errors and
+    /// the files' lines kept for the end.
+    Json(
+        json::JsonWriter<BufWriter<Out<'a>>>,
+        Vec<FileError>,
+        Vec<json::FileLine>,
+    ),
     /// One object per line; errors kept for the end.
     Ndjson(BufWriter<Out<'a>>, Vec<FileError>),
     /// Parquet: a batch per input file.
@@ -91,7 +96,9 @@ impl<'a> TaskSink<'a> {
         let out = BufWriter::with_capacity(1 << 16, out);
         Ok(match format {
             Format::Csv => TaskSink::Csv(Box::new(CsvWriter::new(out)?)),
-            Format::Json => TaskSink::Json(json::JsonWriter::new(out, options)?, Vec::new()),
+            Format::Json => {
+                TaskSink::Json(json::JsonWriter::new(out, options)?, Vec::new(), Vec::new())
+            }
             Format::Ndjson => TaskSink::Ndjson(out, Vec::new()),
             Format::Parquet => TaskSink::Parquet(Box::new(TaskParquet::new(out)?)),
         })
@@ -100,7 +107,7 @@ impl<'a> TaskSink<'a> {
     /// Notes a failed file (CSV and Parquet have no place for it: stderr and the summary
     /// tell).
     fn error(&mut self, e: FileError) {
-        if let TaskSink::Json(_, errors) | TaskSink::Ndjson(_, errors) = self {
+        if let TaskSink::Json(_, errors, _) | TaskSink::Ndjson(_, errors) = self {
             errors.push(e)
         }
     }
@@ -111,7 +118,7 @@ impl Sink for TaskSink<'_> {
         for r in rows {
             match self {
                 TaskSink::Csv(w) => w.row(r),
-                TaskSink::Json(w, _) => w.task(r),
+                TaskSink::Json(w, _, _) => w.task(r),
                 TaskSink::Ndjson(w, _) => json::write_task_line(w, r),
                 TaskSink::Parquet(w) => w.row(r),
             }?;
@@ -124,6 +131,9 @@ impl Sink for TaskSink<'_> {
             FileOutcome::Done(rep) => {
                 if let Some(b) = &rep.broken {
                     self.error(FileError::new(&rep.file, b.clone()));
+                }
+                if let TaskSink::Json(_, _, files) = self {
+                    files.push(json::FileLine::of(rep));
                 }
                 // Parquet writes a file's rows as one batch.
                 if let TaskSink::Parquet(w) = self {
@@ -140,7 +150,7 @@ impl Sink for TaskSink<'_> {
         match *self {
             TaskSink::Csv(w) => w.finish()?.flush(),
             TaskSink::Parquet(w) => w.finish()?.flush(),
-            TaskSink::Json(w, errors) => w.finish(&errors)?.flush(),
+            TaskSink::Json(w, errors, files) => w.finish(&errors, &files)?.flush(),
             TaskSink::Ndjson(mut w, errors) => {
                 for e in &errors {
                     json::write_error_line(&mut w, e)?;

@@ -6,13 +6,17 @@ use super::TableFormat;
 use super::parquet::SummaryParquet;
 use crate::report::FileReport;
 
-/// The columns, in order. Times in ms with 3 decimals; `attributed_share` is the share of
-/// long-task time in rows with status `ok` (empty without long tasks); `frames_symbolicated`
-/// the share of the long tasks' chain frames (those with a script URL) that a source map
-/// gave an original (empty without such frames); `interactions` the Event Timing
-/// interactions and `inp_ms` their INP (docs/METHOD.md §2.8; empty without interactions); `long_animation_frames` the animation
-/// frames over the threshold on the threads in scope (docs/METHOD.md §2.9).
-pub const COLUMNS: [&str; 18] = [
+/// The columns, in order. Times in ms with 3 decimals; `tbt_ms` the blocking time of the
+/// whole trace and `tbt_from_fcp_ms` from the first contentful paint on (empty without one;
+/// docs/METHOD.md §2.3); `attributed_share` is the share of long-task time in rows with
+/// status `ok` (empty without long tasks); `frames_symbolicated` the share of the long
+/// tasks' chain frames (those with a script URL) that a source map gave an original (empty
+/// when no map could apply, or without such frames); `interactions` the Event Timing
+/// interactions and `inp_ms` their INP (docs/METHOD.md §2.8; empty without interactions);
+/// `long_animation_frames` the animation frames over the threshold on the threads in scope
+/// (docs/METHOD.md §2.9); `long_tasks_outside_scope` the long tasks on threads `--scope`
+/// leaves out.
+pub const COLUMNS: [&str; 20] = [
     "file",
     "bytes",
     "status",
@@ -31,6 +35,8 @@ pub const COLUMNS: [&str; 18] = [
     "interactions",
     "inp_ms",
     "long_animation_frames",
+    "tbt_from_fcp_ms",
+    "long_tasks_outside_scope",
 ];
 
 /// Writes summary rows, as CSV or Parquet.
@@ -87,6 +93,8 @@ impl<W: Write> SummaryWriter<W> {
             &s.interactions.to_string(),
             &s.inp.map_or(String::new(), ms),
             &s.long_animation_frames.to_string(),
+            &s.blocking_time_from_fcp.map_or(String::new(), ms),
+            &s.long_tasks_outside_scope.to_string(),
         ])
         .map_err(std::io::Error::other)
     }

@@ -205,6 +205,8 @@ pub struct Collector {
     /// `navigationStart` events with a URL and a `navigationId`, with their frame, for the
     /// check against `main_frame_ids` at the end.
     navigation_starts: Vec<(Option<String>, Navigation)>,
+    /// `firstContentfulPaint` marks with their `args.frame`, for the same check.
+    contentful_paints: Vec<(Option<String>, Timestamp)>,
     pseudo_pids: HashMap<String, i64>,
     /// The last `ProfileChunk`'s thread and raw `id` bytes, and its key in
     /// `profile_data`: consecutive chunks are nearly always of one profile, and matching
@@ -387,6 +389,15 @@ impl Collector {
             b"FrameCommittedInBrowser" => self.frame_committed(ev),
             b"ScriptCatchup" | b"ScriptCompiled" => self.script(ev),
             b"CommitLoad" | b"navigationStart" => self.main_frame_load(ev),
+            b"firstContentfulPaint" => {
+                if let Some(ts) = ev.ts() {
+                    let frame = ev
+                        .args
+                        .and_then(|raw| self.args.with(raw, |args| text(args, "frame")))
+                        .flatten();
+                    self.contentful_paints.push((frame, ts));
+                }
+            }
             b"ProcessReadyInBrowser" => {
                 if let Some((pseudo, pid)) = self.with_data(ev, |d| {
                     Some((text(d, "processPseudoId")?, int(field(d, "processId")?)?))
@@ -1051,6 +1062,7 @@ impl Collector {
         self.commits.extend(later.commits);
         self.pages.extend(later.pages);
         self.navigation_starts.extend(later.navigation_starts);
+        self.contentful_paints.extend(later.contentful_paints);
         self.pseudo_pids.extend(later.pseudo_pids);
     }
 
@@ -1088,6 +1100,12 @@ impl Collector {
             std::mem::take(&mut self.navigation_starts),
             &self.main_frame_ids,
         );
+        self.t.first_contentful_paint = self
+            .contentful_paints
+            .iter()
+            .filter(|(f, _)| f.as_ref().is_some_and(|f| self.main_frame_ids.contains(f)))
+            .map(|&(_, ts)| ts)
+            .min();
         self.t.pages = page_urls(self.pages);
         self.t
     }

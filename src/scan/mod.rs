@@ -95,6 +95,7 @@ pub(crate) const MATCHED_NAMES: &[&str] = &[
     "ScriptCompiled",
     "CommitLoad",
     "navigationStart",
+    "firstContentfulPaint",
     "ProcessReadyInBrowser",
     "EventTiming",
     "v8.compile",
@@ -190,6 +191,9 @@ pub struct ScannedTrace {
     /// The main frame's navigations (`navigationStart`) in `ts` order, one per
     /// `navigationId`; empty when the trace names no main frame.
     pub navigations: Vec<records::Navigation>,
+    /// The earliest `firstContentfulPaint` mark of the main frame (its `args.frame` one of
+    /// the main frame ids); `None` when the trace has none or names no main frame.
+    pub first_contentful_paint: Option<Timestamp>,
     /// The main frame's URLs in `ts` order (see `records::PageUrl`); empty when the
     /// trace does not say.
     pub pages: Vec<records::PageUrl>,
