@@ -141,7 +141,7 @@ fn help(args: &[&str]) -> String {
 
 #[test]
 fn help_is_plain_words_with_no_markup_or_repository_files() {
-    for args in [&[][..], &["compare"], &["completions"]] {
+    for args in [&[][..], &["compare"], &["completions"], &["record"]] {
         let text = help(args);
         // rustdoc's intra-doc links (`[`parquet`]`, `crate::…`) and the section signs of
         // the repository's docs mean nothing to someone who installed a binary.
@@ -203,4 +203,41 @@ fn help_tells_the_budget_keys_and_exit_codes_apart() {
     ] {
         assert!(flat.contains(said), "{said:?} not in --help:\n{text}");
     }
+}
+
+#[test]
+fn readme_examples_use_flags_the_help_lists_and_the_readme_stays_short() {
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    assert!(readme.lines().count() <= 200, "{}", readme.lines().count());
+    let helps = [help(&[]), help(&["compare"]), help(&["record"])].concat();
+    let mut checked = 0;
+    // Every `--flag` of a taskchain command in the README's shell blocks (not npm's or
+    // cargo's) is one the help shows.
+    for block in readme.split("```sh\n").skip(1) {
+        let block = block.split("```").next().unwrap();
+        for line in block.lines() {
+            let command = line.split(" #").next().unwrap();
+            let Some(at) = command.find("taskchain ") else {
+                continue;
+            };
+            if command.trim_start().starts_with("npm") || command.trim_start().starts_with("cargo")
+            {
+                continue;
+            }
+            for word in command[at..].split_whitespace() {
+                let flag = word.split('=').next().unwrap();
+                if flag.starts_with("--") && flag.len() > 2 {
+                    assert!(
+                        helps.contains(flag),
+                        "README: {flag} is in no --help: {line}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    // The examples name a dozen flags or more.
+    assert!(checked >= 12, "{checked}");
 }
