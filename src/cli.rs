@@ -296,7 +296,9 @@ pub struct ReportArgs {
     /// A per-file limit, KEY=VALUE; any breach makes the exit code 1. Repeatable. Keys:
     /// `long-tasks` (how many long tasks), `tbt-ms` (the whole trace's blocking time: the
     /// sum of each task's time over 50 ms from the trace's start to its end, not
-    /// Lighthouse's FCP-to-TTI span), `max-task-ms` (the longest task's duration),
+    /// Lighthouse's FCP-to-TTI span), `tbt-from-fcp-ms` (Lighthouse's total blocking time
+    /// from the first contentful paint to the trace's end; 0 without a paint),
+    /// `max-task-ms` (the longest task's duration),
     /// `long-task-ms` (the sum of the long tasks' whole durations), `inp-ms` (the
     /// Interaction to Next Paint).
     #[arg(long, value_name = "KEY=VALUE")]

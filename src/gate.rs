@@ -10,8 +10,11 @@ use crate::report::FileStats;
 pub enum BudgetKey {
     /// Number of long tasks (`long-tasks`).
     LongTasks,
-    /// Total blocking time, ms (`tbt-ms`).
+    /// Blocking time of the whole trace, ms (`tbt-ms`).
     TbtMs,
+    /// Total blocking time from the first contentful paint on, ms (`tbt-from-fcp-ms`; 0
+    /// without one).
+    TbtFromFcpMs,
     /// Longest top-level task, ms (`max-task-ms`).
     MaxTaskMs,
     /// Sum of long-task durations, ms (`long-task-ms`).
@@ -30,9 +33,10 @@ pub struct Budget {
 }
 
 impl BudgetKey {
-    const ALL: [(&'static str, BudgetKey); 5] = [
+    const ALL: [(&'static str, BudgetKey); 6] = [
         ("long-tasks", BudgetKey::LongTasks),
         ("tbt-ms", BudgetKey::TbtMs),
+        ("tbt-from-fcp-ms", BudgetKey::TbtFromFcpMs),
         ("max-task-ms", BudgetKey::MaxTaskMs),
         ("long-task-ms", BudgetKey::LongTaskMs),
         ("inp-ms", BudgetKey::InpMs),
@@ -52,6 +56,7 @@ impl BudgetKey {
         match self {
             BudgetKey::LongTasks => long_tasks as f64,
             BudgetKey::TbtMs => s.blocking_time.as_millis_f64(),
+            BudgetKey::TbtFromFcpMs => s.blocking_time_from_fcp.map_or(0.0, |d| d.as_millis_f64()),
             BudgetKey::MaxTaskMs => s.max_task.as_millis_f64(),
             BudgetKey::LongTaskMs => s.long_task_time.as_millis_f64(),
             BudgetKey::InpMs => s.inp.map_or(0.0, |d| d.as_millis_f64()),
@@ -178,5 +183,17 @@ mod tests {
         );
         // No interaction: an INP of 0 breaks no budget.
         assert!(check(&[inp], "f.json", 0, &FileStats::default()).is_empty());
+        // m86 from its first contentful paint: 3943.594 ms (docs/METHOD.md §2.3); none
+        // without a paint.
+        let fcp: Budget = "tbt-from-fcp-ms=3900".parse().unwrap();
+        let m86 = FileStats {
+            blocking_time_from_fcp: Some(TimeDelta::from_micros(3_943_594)),
+            ..FileStats::default()
+        };
+        assert_eq!(
+            check(&[fcp], "m86.json", 5, &m86)[0].to_string(),
+            "m86.json: tbt-from-fcp-ms is 3943.594 (budget 3900)"
+        );
+        assert!(check(&[fcp], "f.json", 0, &s).is_empty());
     }
 }

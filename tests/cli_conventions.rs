@@ -197,6 +197,7 @@ fn help_tells_the_budget_keys_and_exit_codes_apart() {
         "`long-task-ms` (the sum of the long tasks' whole durations)",
         "`tbt-ms` (the whole trace's blocking time: the sum of each task's time over 50 ms \
          from the trace's start to its end, not Lighthouse's FCP-to-TTI span)",
+        "`tbt-from-fcp-ms` (Lighthouse's total blocking time from the first contentful paint",
         "130 interrupted",
         "samples taken up to MS before a task starts",
         "Where the long tasks are, for field profiles that do not say",

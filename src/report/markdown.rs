@@ -121,7 +121,10 @@ impl MarkdownReport {
         });
         if lines.iter().any(|l| l.long_tasks > 0) {
             writeln!(out, "### Files with the most blocking time\n")?;
-            writeln!(out, "| file | long tasks | TBT ms | longest task ms |")?;
+            writeln!(
+                out,
+                "| file | long tasks | blocking ms (whole trace) | longest task ms |"
+            )?;
             writeln!(out, "|---|---:|---:|---:|")?;
             for l in lines.iter().filter(|l| l.long_tasks > 0).take(10) {
                 writeln!(

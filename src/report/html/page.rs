@@ -342,7 +342,7 @@ impl Page {
         }
         let _ = write!(
             v,
-            "{}, {}, total blocking time {}",
+            "{}, {}, blocking time {} over the whole traces",
             plural(self.files_seen, "trace", "traces"),
             plural(self.long_tasks, "long task", "long tasks"),
             ms(self.tbt)
