@@ -30,6 +30,9 @@ const MIN_BOX: f64 = 0.25;
 pub(crate) struct LeftOut {
     /// Boxes too narrow to draw or past [`MAX_BOXES`].
     pub(crate) boxes: usize,
+    /// The narrowest boxes left out to keep the chart within its share of the page's
+    /// bytes ([`chart`]'s `max_bytes`).
+    pub(crate) for_size: usize,
     /// Rows below [`MAX_DEPTH`].
     pub(crate) deep_rows: usize,
     /// Runs merged by [`crate::chain::TIMELINE_RUNS`].
@@ -96,9 +99,36 @@ fn ms(d: TimeDelta) -> String {
     }
 }
 
-/// The chart of `t` as an `<svg>`; `task_offset` is where the task starts in the window
-/// (the lookback). Returns the SVG and what it left out.
-pub(crate) fn chart(t: &Timeline, task_offset: TimeDelta, label: &str) -> (String, LeftOut) {
+/// The chart of `t` as an `<svg>` of at most about `max_bytes` (its narrowest boxes left
+/// out until it fits; the axis and the track always stay); `task_offset` is where the
+/// task starts in the window (the lookback). Returns the SVG and what it left out.
+pub(crate) fn chart(
+    t: &Timeline,
+    task_offset: TimeDelta,
+    label: &str,
+    max_bytes: usize,
+) -> (String, LeftOut) {
+    let (mut svg, mut left, mut drawn) = draw(t, task_offset, label, MAX_BOXES);
+    let all = drawn;
+    // Bytes grow with boxes about linearly: a few tries, each with fewer boxes.
+    for _ in 0..4 {
+        if svg.len() <= max_bytes || drawn == 0 {
+            break;
+        }
+        let fewer = (drawn as f64 * max_bytes as f64 / svg.len() as f64 * 0.9) as usize;
+        (svg, left, drawn) = draw(t, task_offset, label, fewer.min(drawn - 1));
+    }
+    left.for_size = all - drawn;
+    (svg, left)
+}
+
+/// [`chart`] with at most `max_boxes` boxes; also returns the number drawn.
+fn draw(
+    t: &Timeline,
+    task_offset: TimeDelta,
+    label: &str,
+    max_boxes: usize,
+) -> (String, LeftOut, usize) {
     let mut left = LeftOut {
         merged_runs: t.merged_runs,
         ..LeftOut::default()
@@ -156,11 +186,12 @@ pub(crate) fn chart(t: &Timeline, task_offset: TimeDelta, label: &str) -> (Strin
     left.deep_rows = deepest.saturating_sub(MAX_DEPTH);
     let deep_boxes = before - boxes.len();
     boxes.retain(|b| x(b.end) - x(b.start) >= MIN_BOX);
-    if boxes.len() > MAX_BOXES {
+    let narrow_or_many = before - deep_boxes - boxes.len().min(MAX_BOXES);
+    if boxes.len() > max_boxes {
         boxes.sort_by_key(|b| std::cmp::Reverse(b.end - b.start));
-        boxes.truncate(MAX_BOXES);
+        boxes.truncate(max_boxes);
     }
-    left.boxes = before - deep_boxes - boxes.len();
+    left.boxes = narrow_or_many;
     boxes.sort_by_key(|b| (b.depth, b.start));
 
     let rows = deepest.clamp(1, MAX_DEPTH);
@@ -242,7 +273,8 @@ pub(crate) fn chart(t: &Timeline, task_offset: TimeDelta, label: &str) -> (Strin
         s.push_str("</g>");
     }
     s.push_str("</svg>");
-    (s, left)
+    let drawn = boxes.len();
+    (s, left, drawn)
 }
 
 /// A round step (1, 2 or 5 × 10ⁿ ns) of at least `raw`.
@@ -302,7 +334,7 @@ mod tests {
 
     #[test]
     fn boxes_follow_the_stacks_and_the_chosen_ones_are_marked() {
-        let (svg, left) = chart(&timeline(), TimeDelta::ZERO, "task");
+        let (svg, left) = chart(&timeline(), TimeDelta::ZERO, "task", usize::MAX);
         assert_eq!(left, LeftOut::default());
         // main spans the whole window, a 0–40 %, b 40–100 %.
         assert!(svg.contains(
@@ -314,7 +346,7 @@ mod tests {
         // With `b` shorter than `a`, main is no longer mostly the chosen stack's.
         let mut t = timeline();
         t.runs[2].dur = TimeDelta::from_micros(30_000);
-        let (shorter, _) = chart(&t, TimeDelta::ZERO, "task");
+        let (shorter, _) = chart(&t, TimeDelta::ZERO, "task", usize::MAX);
         assert_eq!(shorter.matches("class=\"chosen\"").count(), 1);
         // The track marks 40–100 ms.
         assert!(
@@ -337,8 +369,32 @@ mod tests {
             target: false,
         });
         t.length = TimeDelta::from_micros(100_010);
-        let (_, left) = chart(&t, TimeDelta::ZERO, "task");
+        let (_, left) = chart(&t, TimeDelta::ZERO, "task", usize::MAX);
         // `a` again (main goes on, as it is contiguous).
         assert_eq!(left.boxes, 1);
+    }
+
+    #[test]
+    fn a_chart_over_its_bytes_loses_its_narrowest_boxes() {
+        let t = timeline();
+        let (full, left) = chart(&t, TimeDelta::ZERO, "task", usize::MAX);
+        assert_eq!(left.for_size, 0);
+        // Three boxes: main (100 ms), b (60 ms), a (40 ms). A chart of one box fewer than
+        // the whole fits under its length less a little.
+        let (svg, left) = chart(&t, TimeDelta::ZERO, "task", full.len() - 10);
+        assert!(
+            svg.len() <= full.len() - 10,
+            "{} of {}",
+            svg.len(),
+            full.len()
+        );
+        assert!(left.for_size >= 1);
+        assert_eq!(svg.matches("<g>").count(), 3 - left.for_size);
+        // `a`, the narrowest, goes first: `b` stays while anything does.
+        assert!(!svg.contains(r#"width="400.00" height="14""#));
+        // With no room at all, no box, but still the axis and the track.
+        let (bare, left) = chart(&t, TimeDelta::ZERO, "task", 0);
+        assert_eq!((left.for_size, bare.matches("<g>").count()), (3, 0));
+        assert!(bare.contains("class=\"track\""));
     }
 }

@@ -16,6 +16,12 @@ use crate::time::TimeDelta;
 pub(crate) const TABLE_ROWS: usize = 1_000;
 /// Traces the Traces table lists at most (most blocking time first).
 const FILE_ROWS: usize = 200;
+/// Bytes the cards' flame charts take at most in all (a 1,200-box chart of a deep
+/// recursion is 320 KB: 50 of them made a 16 MB page).
+const CHART_BYTES: usize = 3_500_000;
+/// Bytes of the tasks' JSON objects in the page's data at most: table rows past it are
+/// left out (each row's chain and runner-up stacks, with long URLs, can take tens of KB).
+const DATA_BYTES: usize = 3_500_000;
 /// Interactions listed at most (longest first).
 const INTERACTION_ROWS: usize = 200;
 /// Chains in Top chains.
@@ -263,6 +269,7 @@ impl Page {
         self.compact();
         self.sort_files();
         self.trim_interactions();
+        let texts = self.trim_rows_to_bytes();
         let mut h = String::with_capacity(1 << 20);
         let title = match comparison {
             Some(_) => "taskchain: candidate vs baseline".to_string(),
@@ -309,7 +316,7 @@ impl Page {
             esc(json::TASKCHAIN_VERSION)
         );
         out.write_all(h.as_bytes())?;
-        self.write_data(out, comparison)?;
+        self.write_data(&texts, out, comparison)?;
         out.write_all(b"</body>\n</html>\n")
     }
 
@@ -658,8 +665,12 @@ impl Page {
             );
         }
         h.push_str("</p>\n");
+        // The charts share CHART_BYTES: each card may take 2 ÷ (cards left + 1) of what
+        // is left (more for the first, the longest tasks; never past the total).
+        let mut budget = CHART_BYTES;
         for (i, r) in self.rows.iter().take(cards).enumerate() {
-            card(h, i + 1, r);
+            let allowance = budget * 2 / (cards - i + 1);
+            budget -= card(h, i + 1, r, allowance).min(budget);
         }
         if self.rows.len() > cards {
             h.push_str(
@@ -727,19 +738,43 @@ impl Page {
         h.push_str("</section>\n");
     }
 
-    /// The page's data: the shown tasks as JSON rows, and the counts.
-    fn write_data(&self, out: &mut impl Write, comparison: Option<&Comparison>) -> io::Result<()> {
-        let mut d = String::with_capacity(self.rows.len() * 2048 + 1024);
+    /// The kept rows' JSON objects, the table rows cut where they would take the page's
+    /// data past [`DATA_BYTES`] (the cards' rows always stay; the rows cut are counted as
+    /// left out with the shorter tasks).
+    fn trim_rows_to_bytes(&mut self) -> Vec<String> {
+        let mut texts = Vec::with_capacity(self.rows.len());
+        let mut bytes = 0;
+        for (i, r) in self.rows.iter().enumerate() {
+            let t = json::task_text(r);
+            bytes += t.len() + 1;
+            if i >= self.cards && bytes > DATA_BYTES {
+                break;
+            }
+            texts.push(t);
+        }
+        self.rows.truncate(texts.len());
+        texts
+    }
+
+    /// The page's data: the shown tasks as JSON rows (`texts`, from
+    /// [`Page::trim_rows_to_bytes`]), and the counts.
+    fn write_data(
+        &self,
+        texts: &[String],
+        out: &mut impl Write,
+        comparison: Option<&Comparison>,
+    ) -> io::Result<()> {
+        let mut d = String::with_capacity(texts.iter().map(|t| t.len() + 1).sum::<usize>() + 4096);
         let _ = write!(
             d,
             "{{\"taskchain_version\":{},\"tasks\":[",
             serde_json::Value::from(json::TASKCHAIN_VERSION)
         );
-        for (i, r) in self.rows.iter().enumerate() {
+        for (i, t) in texts.iter().enumerate() {
             if i > 0 {
                 d.push(',');
             }
-            d.push_str(&json::task_text(r));
+            d.push_str(t);
         }
         d.push_str("],\"errors\":");
         d.push_str(&serde_json::to_string(&self.errors).unwrap_or_else(|_| "[]".into()));
@@ -1052,8 +1087,9 @@ fn share_row(h: &mut String, label: &str, d: TimeDelta, whole: TimeDelta) {
     );
 }
 
-/// One task's card.
-fn card(h: &mut String, rank: usize, r: &ReportRow) {
+/// One task's card, its flame chart within about `chart_bytes`; returns the chart's bytes.
+fn card(h: &mut String, rank: usize, r: &ReportRow, chart_bytes: usize) -> usize {
+    let mut chart_len = 0;
     let leaf = r.leaf().map_or("(no call chain)", |f| f.shown_function());
     let _ = writeln!(
         h,
@@ -1096,7 +1132,8 @@ fn card(h: &mut String, rank: usize, r: &ReportRow) {
         Some(t) => {
             let lookback = r.task_ts.since(t.start);
             let label = format!("Flame chart of task #{rank}");
-            let (svg, left) = flame::chart(t, lookback, &label);
+            let (svg, left) = flame::chart(t, lookback, &label, chart_bytes);
+            chart_len = svg.len();
             let samples: u32 = t.runs.iter().map(|x| x.samples).sum();
             let _ = write!(
                 h,
@@ -1113,6 +1150,12 @@ fn card(h: &mut String, rank: usize, r: &ReportRow) {
                     left.boxes,
                     "box too narrow to see",
                     "boxes too narrow to see",
+                ));
+            }
+            if left.for_size > 0 {
+                gone.push(format!(
+                    "{} narrowest for the page's size",
+                    plural(left.for_size, "box", "boxes")
                 ));
             }
             if left.deep_rows > 0 {
@@ -1202,6 +1245,7 @@ fn card(h: &mut String, rank: usize, r: &ReportRow) {
         );
     }
     h.push_str("</div></div></article>\n");
+    chart_len
 }
 
 fn comparison_sections(h: &mut String, c: &Comparison) {
@@ -1389,5 +1433,53 @@ mod tests {
         assert!(!html.contains("<img src=x"));
         let data = &html[html.find("id=\"taskchain-data\">").unwrap()..];
         assert!(data.contains("\\u003cimg src=x onerror=alert(1)\\u003e"));
+    }
+
+    #[test]
+    fn rows_with_long_chains_stay_within_the_data_budget() {
+        // 1,050 tasks (5 cards, 1,000 rows kept), each with a 40-frame chain of 300-byte
+        // URLs: about 20 KB of JSON a task, 21 MB in all without the budget.
+        let mut p = Page::new(5, ChainKey::Normalized);
+        let url = format!("https://cdn.example.test/{}.js", "x".repeat(270));
+        for k in 0..1_050i64 {
+            let task = crate::tasks::TopLevelTask {
+                thread: crate::vocab::ThreadKey::default(),
+                ts: crate::time::Timestamp::from_micros(k * 1_000_000),
+                dur: TimeDelta::from_micros(60_000 + k),
+                incomplete: false,
+            };
+            let mut c = crate::chain::resolve(
+                &task,
+                &crate::profile::ProfileSet::default(),
+                None,
+                &crate::chain::ChainConfig::default(),
+            )
+            .unwrap();
+            c.chain = (0..40)
+                .map(|i| ChainFrame {
+                    function: format!("f{i}"),
+                    url: url.clone(),
+                    line: Some(1),
+                    column: Some(1),
+                    ..ChainFrame::default()
+                })
+                .collect();
+            let file: std::sync::Arc<str> = "a.json".into();
+            p.row(ReportRow::new(&file, &"".into(), Default::default(), c));
+        }
+        let mut out = Vec::new();
+        p.write(None, &mut out).unwrap();
+        let html = String::from_utf8(out).unwrap();
+        let open = "id=\"taskchain-data\">";
+        let start = html.find(open).unwrap() + open.len();
+        let end = start + html[start..].find("</script>").unwrap();
+        let d: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+        let tasks = d["tasks"].as_array().unwrap().len();
+        assert!(end - start < DATA_BYTES + 100_000, "{} bytes", end - start);
+        // Every card's task, and the rows that fit; the rest counted.
+        assert!((5..1_005).contains(&tasks), "{tasks}");
+        assert_eq!(d["left_out"]["tasks"], 1_050 - tasks);
+        assert_eq!(html.matches("class=\"task-row\"").count(), tasks - 5);
+        assert!(html.contains(&format!("{} shorter tasks are left out", 1_050 - tasks)));
     }
 }
