@@ -640,7 +640,8 @@ impl Page {
             "<p>The {} as cards: the task's window as a flame chart (time left to right, \
              callers above callees; orange and outlined: frames of the chosen stack, mostly \
              while it ran; the track on top: when it ran), its call chain, the runner-up \
-             stacks and what the samples were.",
+             stacks and what the main thread did (from the trace's events where it has them, \
+             else where the samples were).",
             if cards == 1 {
                 "longest task".to_string()
             } else {
