@@ -6,7 +6,9 @@
 #   /work/scratch/memory), runs taskchain on it under /usr/bin/time -v (-j2, CSV to a
 #   file) and prints the peak RSS, its ratio to the input (or, for the long tasks, to
 #   the CSV written) and the target, side by side. The inputs are deleted afterwards
-#   unless --keep. SHAPE: samples | nodes | tasks | name (default: all).
+#   unless --keep. SHAPE: samples | dense | nodes | tasks | name | maps | hugemap
+#   (default: all). `maps` is a folder of 40 traces each embedding its own map: its input
+#   size is the folder's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${MEMORY_DIR:-/work/scratch/memory}
@@ -22,7 +24,7 @@ while [ $# -gt 0 ]; do
     *) shapes+=("$1"); shift ;;
   esac
 done
-[ ${#shapes[@]} -gt 0 ] || shapes=(samples nodes tasks name)
+[ ${#shapes[@]} -gt 0 ] || shapes=(samples dense nodes tasks name maps hugemap)
 if [ -z "$bin" ]; then
   cargo build --release --quiet
   bin=target/release/taskchain
@@ -32,6 +34,9 @@ files=()
 for s in "${shapes[@]}"; do
   case $s in
     samples) files+=(samples.cpuprofile) ;;
+    dense) files+=(dense.cpuprofile) ;;
+    maps) files+=(maps) ;;
+    hugemap) files+=(hugemap.json) ;;
     nodes) files+=(nodes.cpuprofile) ;;
     tasks) files+=(tasks.json) ;;
     name) files+=(name.cpuprofile name.json) ;;
@@ -40,6 +45,8 @@ for s in "${shapes[@]}"; do
     name) want=name.json ;;
     samples) want=samples.cpuprofile ;;
     nodes) want=nodes.cpuprofile ;;
+    dense) want=dense.cpuprofile ;;
+    maps) want=maps/trace-39.json ;;
     *) want=$s.json ;;
   esac
   [ -f "$dir/$want" ] || scripts/make-memory-shapes "$dir" "$s" --name-mib "$mib"
@@ -50,7 +57,7 @@ trap 'rm -rf "$tmp"' EXIT
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1e6 }'; }
 printf '%-20s %10s %10s %12s %8s %9s %6s %s\n' input "input MB" "CSV MB" "peak RSS MB" ratio target within "exit"
 for f in "${files[@]}"; do
-  in=$(stat -c %s "$dir/$f")
+  in=$(du -sb "$dir/$f" | cut -f1)
   out="$tmp/$f.csv"
   rc=0
   /usr/bin/time -v -o "$tmp/time.txt" "$bin" -q -j2 "$dir/$f" -o "$out" 2>"$tmp/stderr.txt" || rc=$?
@@ -69,5 +76,5 @@ for f in "${files[@]}"; do
   rm -f "$out"
 done
 if [ $keep = 0 ]; then
-  for f in "${files[@]}"; do rm -f "$dir/$f"; done
+  for f in "${files[@]}"; do rm -rf "${dir:?}/$f"; done
 fi

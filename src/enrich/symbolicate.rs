@@ -481,7 +481,7 @@ impl<'s> FileMaps<'s> {
     }
 
     /// A map given as text, decoded once for this file.
-    fn inline(&self, text: &[u8]) -> Loaded {
+    fn inline(&self, text: &Arc<Vec<u8>>) -> Loaded {
         use std::hash::{BuildHasher, Hasher};
         let mut h = self.sym.cache.hasher.build_hasher();
         h.write(text);
@@ -489,15 +489,7 @@ impl<'s> FileMaps<'s> {
         if let Some(done) = self.inline.borrow().get(&key) {
             return done.clone();
         }
-        let mut bytes = Vec::new();
-        if bytes.try_reserve_exact(text.len()).is_err() {
-            return Err(format!(
-                "cannot be read: no memory for its {} bytes",
-                text.len()
-            ));
-        }
-        bytes.extend_from_slice(text);
-        let done = self.sym.cache.inline(bytes);
+        let done = self.sym.cache.inline(Arc::clone(text));
         self.inline.borrow_mut().insert(key, done.clone());
         done
     }
@@ -505,7 +497,7 @@ impl<'s> FileMaps<'s> {
     /// The map of a `data:` URL `m` given for script `url`.
     fn data_url(&self, m: &str, url: &str) -> Result<Option<Arc<LoadedMap>>, (String, String)> {
         data_url_text(m)
-            .and_then(|text| self.inline(&text))
+            .and_then(|text| self.inline(&Arc::new(text)))
             .map(Some)
             .map_err(|w| (format!("in the data: URL of {url}"), w))
     }

@@ -568,9 +568,13 @@ struct Samples {
     prev: Timestamp,
     first: Option<Timestamp>,
     last: Option<Timestamp>,
-    /// Gaps between consecutive samples in ns, as `u32` while they fit.
-    gaps: Vec<u32>,
-    wide_gaps: Option<Vec<i64>>,
+    /// Gaps between consecutive samples in ns, for the median interval: every
+    /// `gap_stride`-th gap, at most [`GAPS_KEPT`] (past that, every other one is dropped
+    /// and the stride doubles: a systematic sample, so memory does not grow with the
+    /// profile; every gap below that many samples).
+    gaps: Vec<i64>,
+    gap_stride: u64,
+    gaps_seen: u64,
     /// Busy spans closed so far, and the start of the one open; `None`: not asked for.
     spans: Option<Vec<(Timestamp, TimeDelta)>>,
     open: Option<Timestamp>,
@@ -584,6 +588,10 @@ struct Samples {
 /// packed samples (about 3 bytes each) and one window's rows.
 const FIELD_CHUNK: usize = 4096;
 
+/// Gaps kept for the median sampling interval (512 KiB): a profile of more samples has
+/// its median taken from a systematic sample of its gaps.
+const GAPS_KEPT: usize = 65_536;
+
 impl Samples {
     /// No samples yet; deltas count from `t0`; `spans`: find busy spans (runs of samples
     /// whose node is not in `idle`).
@@ -594,7 +602,8 @@ impl Samples {
             first: None,
             last: None,
             gaps: Vec::new(),
-            wide_gaps: None,
+            gap_stride: 1,
+            gaps_seen: 0,
             spans: spans.then(Vec::new),
             open: None,
             ids: Vec::new(),
@@ -622,17 +631,18 @@ impl Samples {
     fn push(&mut self, t: Timestamp, id: NodeId) {
         match self.last {
             Some(last) => {
-                let gap = t.since(last).as_nanos();
-                match (&mut self.wide_gaps, u32::try_from(gap)) {
-                    (None, Ok(g)) => self.gaps.push(g),
-                    (None, Err(_)) => {
-                        let mut wide: Vec<i64> = self.gaps.drain(..).map(i64::from).collect();
-                        wide.push(gap);
-                        self.gaps = Vec::new();
-                        self.wide_gaps = Some(wide);
+                if self.gaps_seen.is_multiple_of(self.gap_stride) {
+                    self.gaps.push(t.since(last).as_nanos());
+                    if self.gaps.len() == GAPS_KEPT {
+                        let mut k = 0;
+                        self.gaps.retain(|_| {
+                            k += 1;
+                            k % 2 == 1
+                        });
+                        self.gap_stride *= 2;
                     }
-                    (Some(wide), _) => wide.push(gap),
                 }
+                self.gaps_seen += 1;
             }
             None => self.first = Some(t),
         }
@@ -669,17 +679,11 @@ impl Samples {
     /// Median gap between consecutive samples (zero with fewer than 2).
     fn interval(&mut self) -> TimeDelta {
         let mid_of = |n: usize| n / 2;
-        TimeDelta::from_nanos(match &mut self.wide_gaps {
-            Some(w) if !w.is_empty() => {
-                let mid = mid_of(w.len());
-                *w.select_nth_unstable(mid).1
-            }
-            None if !self.gaps.is_empty() => {
-                let mid = mid_of(self.gaps.len());
-                i64::from(*self.gaps.select_nth_unstable(mid).1)
-            }
-            _ => 0,
-        })
+        if self.gaps.is_empty() {
+            return TimeDelta::ZERO;
+        }
+        let mid = mid_of(self.gaps.len());
+        TimeDelta::from_nanos(*self.gaps.select_nth_unstable(mid).1)
     }
 
     /// The busy spans (a run still busy at the last sample ends `interval` after it);
@@ -1022,6 +1026,20 @@ pub(crate) fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_median_interval_of_a_long_profile_comes_from_a_bounded_sample_of_its_gaps() {
+        // 100,000 gaps of 1 ms, then 200,000 of 100 µs: the median is 100 µs (the first
+        // 65,536 gaps alone would say 1 ms), and at most GAPS_KEPT gaps are held.
+        let mut s = Samples::new(Timestamp::from_micros(0), Vec::new(), false);
+        let mut t = 0;
+        for k in 0..300_000 {
+            t += if k < 100_000 { 1000 } else { 100 };
+            s.push(Timestamp::from_micros(t), NodeId(2));
+        }
+        assert!(s.gaps.len() <= GAPS_KEPT, "{}", s.gaps.len());
+        assert_eq!(s.interval(), TimeDelta::from_micros(100));
+    }
 
     #[test]
     fn formats_by_keys() {

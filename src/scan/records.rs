@@ -18,8 +18,9 @@ pub struct EmbeddedMap {
     pub url: String,
     /// Its map URL as written (may be a `data:` URL).
     pub source_map_url: String,
-    /// The map's JSON text, when embedded.
-    pub source_map: Option<Vec<u8>>,
+    /// The map's JSON text, when embedded: shared with the decoded map, which keeps it
+    /// for its names (one copy of a large map, not two).
+    pub source_map: Option<std::sync::Arc<Vec<u8>>>,
 }
 
 /// A script's source map URL as a V8 source-rundown event gives it (`ScriptCatchup` /

@@ -40,7 +40,7 @@ impl LoadedMap {
     /// Decodes `bytes` (a source map or an index map with `sections`). `place`: the map
     /// file and the folder its sources must stay inside.
     pub(crate) fn decode(
-        bytes: Vec<u8>,
+        bytes: Arc<Vec<u8>>,
         place: Option<(PathBuf, PathBuf)>,
     ) -> Result<LoadedMap, String> {
         Ok(LoadedMap {
@@ -216,8 +216,11 @@ impl MapCache {
             .get_or_init(|| {
                 self.decoded.fetch_add(1, Ordering::Relaxed);
                 let bytes = read_bounded(path, MAX_MAP_BYTES)?;
-                LoadedMap::decode(bytes, Some((path.to_path_buf(), root.to_path_buf())))
-                    .map(Arc::new)
+                LoadedMap::decode(
+                    Arc::new(bytes),
+                    Some((path.to_path_buf(), root.to_path_buf())),
+                )
+                .map(Arc::new)
             })
             .clone();
         let held = loaded.as_ref().map_or(64, |m| m.held_bytes());
@@ -250,7 +253,7 @@ impl MapCache {
     }
 
     /// A map given as text (embedded in the trace, or a decoded `data:` URL), decoded.
-    pub(crate) fn inline(&self, text: Vec<u8>) -> Loaded {
+    pub(crate) fn inline(&self, text: Arc<Vec<u8>>) -> Loaded {
         if text.len() as u64 > MAX_MAP_BYTES {
             return Err(format!(
                 "is {} bytes, over the limit of {} MiB",
@@ -475,7 +478,11 @@ mod tests {
     fn maps_over_the_limit_are_refused_before_reading() {
         let c = MapCache::default();
         let big = vec![b' '; MAX_MAP_BYTES as usize + 1];
-        assert!(c.inline(big).unwrap_err().contains("over the limit"));
+        assert!(
+            c.inline(Arc::new(big))
+                .unwrap_err()
+                .contains("over the limit")
+        );
         assert_eq!(c.decoded(), 0);
     }
 
@@ -534,11 +541,11 @@ mod tests {
         };
         let m = br#"{"version":3,"sources":["a.js","lib.js"],"names":[],"mappings":"AAAA;ACAA","x_google_ignoreList":[1]}"#;
         assert_eq!(
-            ignored(&LoadedMap::decode(m.to_vec(), None).unwrap()),
+            ignored(&LoadedMap::decode(Arc::new(m.to_vec()), None).unwrap()),
             [false, true]
         );
         let idx = br#"{"version":3,"sections":[{"offset":{"line":0,"column":0},"map":{"version":3,"sources":["a.js"],"names":[],"mappings":"AAAA"}},{"offset":{"line":1,"column":0},"map":{"version":3,"sources":["vendor.js"],"names":[],"mappings":"AAAA","ignoreList":[0]}}]}"#;
-        let l = LoadedMap::decode(idx.to_vec(), None).unwrap();
+        let l = LoadedMap::decode(Arc::new(idx.to_vec()), None).unwrap();
         let names: Vec<String> = (0..2)
             .map(|i| l.map.source(i).unwrap().into_owned())
             .collect();

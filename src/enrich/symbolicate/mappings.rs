@@ -22,6 +22,7 @@
 //! checks before it keeps anything large.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
@@ -70,6 +71,10 @@ struct Section {
     unescaped: Option<Box<[u8]>>,
     /// The map-wide index of its first source.
     first_source: u32,
+    /// Where in the text every [`SOURCE_MARK`]-th entry of its `sources` array starts: a
+    /// name is read from the JSON when asked for, so a map of millions of sources holds a
+    /// few bytes per 64 of them, not a string each.
+    source_marks: Vec<u32>,
     /// Its `sourceRoot` (empty when none).
     root: Box<str>,
     /// Where lookups resume; the first is the state before any segment.
@@ -90,13 +95,13 @@ pub(crate) struct Mapping {
 /// A source map (or index map) ready for lookups.
 #[derive(Debug)]
 pub(crate) struct MapIndex {
-    text: Box<[u8]>,
+    text: Arc<Vec<u8>>,
     sections: Vec<Section>,
-    /// Source names, one after the other, and where each ends.
-    names: String,
-    name_ends: Vec<u32>,
-    /// Per source: the offset in `text` of its `sourcesContent` string, `u32::MAX` for none.
-    contents: Vec<u32>,
+    /// Number of sources, over all sections.
+    sources: u32,
+    /// (source, offset in `text` of its `sourcesContent` string), by source, only for the
+    /// sources that have one: a map of many sources and few texts holds few entries.
+    contents: Vec<(u32, u32)>,
     /// Per source, a bit: listed in an ignore list.
     ignored: Vec<u64>,
 }
@@ -140,12 +145,94 @@ fn offset_in(outer: &[u8], inner: &str) -> usize {
     inner.as_ptr() as usize - outer.as_ptr() as usize
 }
 
+/// One mark per this many sources ([`Section::source_marks`]).
+const SOURCE_MARK: usize = 64;
+
+/// The number of entries of a `sources` array (strings or `null`), and where every
+/// [`SOURCE_MARK`]-th starts in `text` (`list` is a slice of it).
+fn read_sources(text: &[u8], list: &RawValue) -> Result<(u32, Vec<u32>), String> {
+    struct Marks<'t>(&'t [u8]);
+    impl<'de> Visitor<'de> for Marks<'_> {
+        type Value = (u32, Vec<u32>);
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array of source names")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let (mut n, mut marks) = (0u32, Vec::new());
+            while let Some(v) = seq.next_element::<&'de RawValue>()? {
+                let t = v.get();
+                if !(t == "null" || t.starts_with('"')) {
+                    return Err(serde::de::Error::custom(format!(
+                        "source {n} is neither a string nor null"
+                    )));
+                }
+                if (n as usize).is_multiple_of(SOURCE_MARK) {
+                    marks.push(
+                        u32::try_from(offset_in(self.0, t))
+                            .map_err(|_| serde::de::Error::custom("a map over 4 GiB"))?,
+                    );
+                }
+                n = n
+                    .checked_add(1)
+                    .ok_or_else(|| serde::de::Error::custom("over 4 billion sources"))?;
+            }
+            Ok((n, marks))
+        }
+    }
+    impl<'de> DeserializeSeed<'de> for Marks<'_> {
+        type Value = (u32, Vec<u32>);
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_str(list.get());
+    // RawValues borrowed from `list` are slices of `text`.
+    Marks(text)
+        .deserialize(&mut de)
+        .map_err(|e| format!("has sources that cannot be read ({e})"))
+}
+
+/// The end of the JSON string or `null` starting at `at` (`text` was checked as JSON).
+fn element_end(text: &[u8], at: usize) -> Option<usize> {
+    match text.get(at)? {
+        b'n' => Some(at + 4),
+        b'"' => {
+            let mut j = at + 1;
+            loop {
+                match *text.get(j)? {
+                    b'\\' => j += 2,
+                    b'"' => return Some(j + 1),
+                    _ => j += 1,
+                }
+            }
+        }
+        _ => None,
+    }
+}
+
+/// The start of the array element after the one at `at`.
+fn next_element(text: &[u8], at: usize) -> Option<usize> {
+    let mut j = element_end(text, at)?;
+    let mut comma = false;
+    while let Some(&c) = text.get(j) {
+        match c {
+            b' ' | b'\t' | b'\n' | b'\r' => j += 1,
+            b',' if !comma => {
+                comma = true;
+                j += 1;
+            }
+            _ if comma => return Some(j),
+            _ => return None,
+        }
+    }
+    None
+}
+
 impl MapIndex {
     /// Reads `text` (a source map or an index map with `sections`). `Err`: why the map
     /// cannot be used (not JSON, no `mappings` nor `sections`, a value out of range, …),
     /// as a phrase after "source map X".
-    pub(crate) fn read(text: Vec<u8>) -> Result<MapIndex, String> {
-        let text = text.into_boxed_slice();
+    pub(crate) fn read(text: Arc<Vec<u8>>) -> Result<MapIndex, String> {
         let mut raw: RawMap<'_> = serde_json::from_slice(&text)
             .map_err(|e| format!("is not a source map (not JSON: {e})"))?;
         let mut parts: Vec<(u32, u32, RawMap<'_>)> = Vec::new();
@@ -184,20 +271,22 @@ impl MapIndex {
         }
         // Offsets in `text` of what the parts borrow, so the parts can be dropped.
         let mut index = MapIndex {
-            text: Box::default(),
+            text: Arc::default(),
             sections: Vec::with_capacity(parts.len()),
-            names: String::new(),
-            name_ends: Vec::new(),
+            sources: 0,
             contents: Vec::new(),
             ignored: Vec::new(),
         };
         for (i, (line, col, m)) in parts.iter().enumerate() {
-            let first_source = index.name_ends.len() as u32;
-            if let Some(s) = m.sources {
-                index.read_sources(&text, s)?;
-            }
-            let count = index.name_ends.len() as u32 - first_source;
-            index.read_contents(&text, m.contents, count)?;
+            let first_source = index.sources;
+            let (count, source_marks) = match m.sources {
+                Some(s) => read_sources(&text, s)?,
+                None => (0, Vec::new()),
+            };
+            index.sources = first_source
+                .checked_add(count)
+                .ok_or("has over 4 billion sources")?;
+            index.read_contents(&text, m.contents, first_source, count)?;
             for list in [m.ignore_list, m.google].into_iter().flatten().take(1) {
                 index.read_ignore_list(list, first_source, count)?;
             }
@@ -225,6 +314,7 @@ impl MapIndex {
                 mappings,
                 unescaped,
                 first_source,
+                source_marks,
                 root: root.into(),
                 checkpoints: Vec::new(),
             };
@@ -258,21 +348,20 @@ impl MapIndex {
                 held >> 20
             ));
         }
-        index.names.shrink_to_fit();
         Ok(index)
     }
 
     /// Bytes held (the text and every index), for the cache's bound.
     pub(crate) fn held_bytes(&self) -> usize {
         self.text.len()
-            + self.names.capacity()
-            + 4 * (self.name_ends.capacity() + self.contents.capacity())
+            + 8 * self.contents.capacity()
             + 8 * self.ignored.capacity()
             + self
                 .sections
                 .iter()
                 .map(|s| {
                     std::mem::size_of::<Section>()
+                        + 4 * s.source_marks.capacity()
                         + s.root.len()
                         + s.unescaped.as_ref().map_or(0, |u| u.len())
                         + s.checkpoints.capacity() * std::mem::size_of::<Checkpoint>()
@@ -280,64 +369,34 @@ impl MapIndex {
                 .sum::<usize>()
     }
 
-    /// The names of `sources` appended, as their JSON says (`null` is an empty name).
-    fn read_sources(&mut self, text: &[u8], list: &RawValue) -> Result<(), String> {
-        struct Names<'m>(&'m mut MapIndex);
-        impl<'de> Visitor<'de> for Names<'_> {
-            type Value = ();
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an array of source names")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-                while let Some(name) = seq.next_element::<Option<Cow<'de, str>>>()? {
-                    self.0.names.push_str(name.as_deref().unwrap_or(""));
-                    let end = u32::try_from(self.0.names.len())
-                        .map_err(|_| serde::de::Error::custom("source names over 4 GiB"))?;
-                    self.0.name_ends.push(end);
-                }
-                Ok(())
-            }
-        }
-        impl<'de> DeserializeSeed<'de> for Names<'_> {
-            type Value = ();
-            fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-                d.deserialize_seq(self)
-            }
-        }
-        let _ = text;
-        let mut de = serde_json::Deserializer::from_str(list.get());
-        Names(self)
-            .deserialize(&mut de)
-            .map_err(|e| format!("has sources that cannot be read ({e})"))
-    }
-
-    /// The places of `sourcesContent`'s texts for the last `count` sources (missing ones
-    /// have none; entries past the sources are left out).
+    /// The places of `sourcesContent`'s texts for the sources `first..first + count`
+    /// (`null` and missing ones have none; entries past the sources are left out).
     fn read_contents(
         &mut self,
         text: &[u8],
         list: Option<&RawValue>,
+        first: u32,
         count: u32,
     ) -> Result<(), String> {
-        let first = self.contents.len();
         if let Some(list) = list.filter(|l| l.get() != "null") {
-            struct Places<'m, 't>(&'m mut Vec<u32>, &'t [u8], usize);
+            /// The places found, the map's text, the next source, the end of the sources.
+            struct Places<'m, 't>(&'m mut Vec<(u32, u32)>, &'t [u8], u32, u32);
             impl<'de> Visitor<'de> for Places<'_, '_> {
                 type Value = ();
                 fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                     f.write_str("an array of source texts")
                 }
                 fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                    let (mut source, end) = (self.2, self.3);
                     while let Some(v) = seq.next_element::<&'de RawValue>()? {
-                        if self.0.len() >= self.2 {
-                            continue;
-                        }
                         let t = v.get();
-                        self.0.push(if t.starts_with('"') {
-                            u32::try_from(offset_in(self.1, t)).unwrap_or(u32::MAX)
-                        } else {
-                            u32::MAX
-                        });
+                        if source < end
+                            && t.starts_with('"')
+                            && let Ok(at) = u32::try_from(offset_in(self.1, t))
+                        {
+                            self.0.push((source, at));
+                        }
+                        source = source.saturating_add(1);
                     }
                     Ok(())
                 }
@@ -348,14 +407,12 @@ impl MapIndex {
                     d.deserialize_seq(self)
                 }
             }
-            let limit = first + count as usize;
             let mut de = serde_json::Deserializer::from_str(list.get());
             // RawValues borrowed from `list` are slices of `text`.
-            Places(&mut self.contents, text, limit)
+            Places(&mut self.contents, text, first, first + count)
                 .deserialize(&mut de)
                 .map_err(|e| format!("has sourcesContent that cannot be read ({e})"))?;
         }
-        self.contents.resize(first + count as usize, u32::MAX);
         Ok(())
     }
 
@@ -399,23 +456,27 @@ impl MapIndex {
 
     /// Number of sources.
     pub(crate) fn source_count(&self) -> u32 {
-        self.name_ends.len() as u32
+        self.sources
     }
 
-    /// Source `i`'s name as written, and the `sourceRoot` of its section.
-    fn raw_source(&self, i: u32) -> Option<(&str, &str)> {
-        let end = *self.name_ends.get(i as usize)? as usize;
-        let start = match i {
-            0 => 0,
-            _ => self.name_ends[i as usize - 1] as usize,
+    /// Source `i`'s name as written (`null` an empty one), and the `sourceRoot` of its
+    /// section: read from the JSON from the nearest mark on.
+    fn raw_source(&self, i: u32) -> Option<(Cow<'_, str>, &str)> {
+        if i >= self.sources {
+            return None;
+        }
+        let s = self.sections.iter().rev().find(|s| s.first_source <= i)?;
+        let local = (i - s.first_source) as usize;
+        let mut at = *s.source_marks.get(local / SOURCE_MARK)? as usize;
+        for _ in 0..local % SOURCE_MARK {
+            at = next_element(&self.text, at)?;
+        }
+        let end = element_end(&self.text, at)?;
+        let name = match &self.text[at..end] {
+            b"null" => Cow::Borrowed(""),
+            json => serde_json::from_slice::<Cow<'_, str>>(json).ok()?,
         };
-        let s = self
-            .sections
-            .iter()
-            .rev()
-            .find(|s| s.first_source <= i)
-            .map_or("", |s| &s.root);
-        Some((&self.names[start..end], s))
+        Some((name, &s.root))
     }
 
     /// Source `i`'s name with its `sourceRoot` in front (unless the name is absolute: `/…`,
@@ -428,19 +489,21 @@ impl MapIndex {
                     || name.starts_with("http:")
                     || name.starts_with("https:")))
         {
-            return Some(Cow::Borrowed(name));
+            return Some(name);
         }
         let root = root.strip_suffix('/').unwrap_or(root);
         Some(Cow::Owned(format!("{root}/{name}")))
     }
 
+    /// Where source `i`'s `sourcesContent` string starts in the map's text.
+    fn content_at(&self, i: u32) -> Option<u32> {
+        let k = self.contents.binary_search_by_key(&i, |&(s, _)| s).ok()?;
+        Some(self.contents[k].1)
+    }
+
     /// The length in bytes of source `i`'s `sourcesContent` JSON string, unread.
     pub(crate) fn content_json_len(&self, i: u32) -> Option<usize> {
-        let at = *self.contents.get(i as usize)?;
-        if at == u32::MAX {
-            return None;
-        }
-        let rest = &self.text[at as usize..];
+        let rest = &self.text[self.content_at(i)? as usize..];
         let mut j = 1;
         while j < rest.len() {
             match rest[j] {
@@ -456,7 +519,7 @@ impl MapIndex {
     /// `Err`: it cannot be decoded, or memory for it cannot be had).
     pub(crate) fn content(&self, i: u32) -> Option<Result<String, String>> {
         let len = self.content_json_len(i)?;
-        let at = self.contents[i as usize] as usize;
+        let at = self.content_at(i)? as usize;
         let json = &self.text[at..at + len];
         // Memory for the text is asked for first: when there is none, that source
         // names nothing (rather than the run ending).
@@ -720,7 +783,7 @@ mod tests {
     use super::*;
 
     fn read(json: &str) -> Result<MapIndex, String> {
-        MapIndex::read(json.as_bytes().to_vec())
+        MapIndex::read(Arc::new(json.as_bytes().to_vec()))
     }
 
     /// Every position of lines 0..4, columns 0..40, looked up here and by the
@@ -839,6 +902,33 @@ mod tests {
             "{:?}",
             t.elapsed()
         );
+    }
+
+    #[test]
+    fn source_names_are_read_from_the_json_past_the_marks() {
+        // 200 sources (marks at 0, 64, 128, 192), a null, escapes, spaces and new lines
+        // between entries.
+        let mut names: Vec<String> = (0..200).map(|i| format!("\"s{i}.js\"")).collect();
+        names[70] = "null".into();
+        names[130] = r#""a\"b\u00e9,.js""#.into();
+        let json = format!(
+            r#"{{"sources":[ {} ],"mappings":"AAAA"}}"#,
+            names.join(" ,\n ")
+        );
+        let m = read(&json).unwrap();
+        assert_eq!(m.source_count(), 200);
+        let name = |i| m.source(i).map(|s| s.into_owned());
+        assert_eq!(name(0).as_deref(), Some("s0.js"));
+        assert_eq!(name(63).as_deref(), Some("s63.js"));
+        assert_eq!(name(64).as_deref(), Some("s64.js"));
+        assert_eq!(name(70).as_deref(), Some(""));
+        assert_eq!(name(130).as_deref(), Some("a\"bé,.js"));
+        assert_eq!(name(131).as_deref(), Some("s131.js"));
+        assert_eq!(name(199).as_deref(), Some("s199.js"));
+        assert_eq!(name(200), None);
+        // A source that is neither a string nor null: the map is refused.
+        let e = read(r#"{"sources":["a.js",3],"mappings":""}"#).unwrap_err();
+        assert!(e.contains("source 1 is neither a string nor null"), "{e}");
     }
 
     #[test]
