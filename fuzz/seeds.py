@@ -207,4 +207,15 @@ for path in sorted(glob.glob("samples/*/trace.pftrace*")):
     for knobs in (0, 1):
         write("proto_packets", f"{base}-{knobs}", bytes([knobs]) + raw[:end])
     counts["proto_packets"] = counts.get("proto_packets", 0) + 2
+# Source maps: the samples' maps that fit (with sourcesContent: the original sources are
+# parsed too), and embedded ones, after 12 bytes of probes at lines 0 and 1.
+maps = [open(p, "rb").read() for p in sorted(glob.glob("samples/*/**/*.map", recursive=True))]
+for path in sorted(glob.glob("samples/sm-embedded/trace.json.gz")):
+    for m in json.load(gzip.open(path)).get("metadata", {}).get("sourceMaps", []):
+        if isinstance(m.get("sourceMap"), dict):
+            maps.append(json.dumps(m["sourceMap"]).encode())
+probes = bytes([0, 0x96, 0x00, 0, 0xb0, 0x05, 0, 0xe2, 0x02, 1, 0x10, 0x00])
+for k, m in enumerate(m for m in maps if len(m) <= LIMIT - 12):
+    write("source_maps", f"map-{k}", probes + m)
+    counts["source_maps"] = counts.get("source_maps", 0) + 1
 print(", ".join(f"{n} seeds in fuzz/corpus/{t}" for t, n in sorted(counts.items())))

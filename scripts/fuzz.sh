@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 target=${1:?usage: scripts/fuzz.sh TARGET [SECONDS] [libFuzzer flags]}
 secs=${2:-600}
 shift $(($# < 2 ? $# : 2))
-targets=(pipeline split gzip_stream field_readers event_parses number_arrays kernels node_reads proto_packets)
+targets=(pipeline split gzip_stream field_readers event_parses number_arrays kernels node_reads proto_packets source_maps)
 if [ "$target" = all ]; then
     for t in "${targets[@]}"; do "$0" "$t" "$secs" "$@"; done
     exit 0

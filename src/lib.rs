@@ -125,6 +125,11 @@ pub mod internals {
         pub use crate::tasks::{Scope, long_tasks, threads_in_scope, top_level_tasks};
     }
 
+    /// Source maps and original sources read for names (`src/enrich/symbolicate`).
+    pub mod symbolicate {
+        pub use crate::enrich::symbolicate::{Probe, probe_map};
+    }
+
     /// Chain resolution (`src/chain`).
     pub mod chain {
         pub use crate::chain::{ChainConfig, Method, resolve};

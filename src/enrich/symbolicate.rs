@@ -16,6 +16,8 @@
 //! with oxc), not the map's `names` entry, which minifiers leave out or put elsewhere.
 
 mod load;
+#[doc(hidden)]
+pub use load::{Probe, probe_map};
 mod mappings;
 mod names;
 

@@ -105,6 +105,32 @@ impl LoadedMap {
     }
 }
 
+/// What a probe of a map found at one generated position: the original source's index,
+/// 0-based line and UTF-16 column, the source's name, and the original function there.
+pub type Probe = (u32, u32, u32, Option<String>, Option<String>);
+
+/// For the `source_maps` fuzz target: decodes `bytes` as a map (as an inline map is) and,
+/// at each generated position of `probes` (0-based line, UTF-16 column), looks it up,
+/// reads its source's name and parses its `sourcesContent` for the function there, as a
+/// frame's symbolication does. `Err`: why the map is refused. Panics where an invariant
+/// fails (a mapping names a source the map does not have).
+#[doc(hidden)]
+pub fn probe_map(bytes: &[u8], probes: &[(u32, u32)]) -> Result<Vec<Option<Probe>>, String> {
+    let map = LoadedMap::decode(Arc::new(bytes.to_vec()), None)?;
+    Ok(probes
+        .iter()
+        .map(|&(line, column)| {
+            let m = map.map.lookup(line, column)?;
+            assert!(m.source < map.map.source_count(), "{m:?}");
+            let name = map.map.source(m.source).map(|n| n.into_owned());
+            let function = map
+                .functions(m.source)
+                .and_then(|f| f.name_at(m.line, m.column).map(str::to_owned));
+            Some((m.source, m.line, m.column, name, function))
+        })
+        .collect())
+}
+
 /// Original sources longer than this (8 MiB; real ones are a few KB to a few hundred) are
 /// not parsed for names: a parse holds several times its text.
 pub(crate) const MAX_PARSED_SOURCE_BYTES: u64 = 8 << 20;
