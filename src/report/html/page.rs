@@ -507,7 +507,8 @@ impl Page {
             "<p>Each interaction's three phases: <span class=\"key ph-input\">input delay</span> \
              (event to handler start), <span class=\"key ph-processing\">processing</span> \
              (the handlers), <span class=\"key ph-presentation\">presentation delay</span> \
-             (handlers to the next paint), and the call chain of each phase.</p>\n",
+             (handlers to the next paint), the call chain of each phase and what the main \
+             thread did in it (from the trace's events, longest first).</p>\n",
         );
         let mut list: Vec<&serde_json::Value> = self.interactions.iter().collect();
         list.sort_by(|a, b| {
