@@ -26,13 +26,26 @@ pub enum Envelope {
     },
 }
 
-/// A byte as a reader can tell it: `'h' (0x68)` for printable ASCII, else `byte 0x00`.
-fn shown_byte(byte: u8) -> String {
-    if byte.is_ascii_graphic() {
-        format!("'{}' (0x{byte:02x})", byte as char)
-    } else {
-        format!("byte 0x{byte:02x}")
+/// A byte as a reader can tell it: `'h' (0x68)` for printable ASCII, `'é' (U+00E9, byte
+/// 0xc3)` for the first byte of another printable UTF-8 character, else `byte 0x00`.
+fn shown_byte(byte: u8, character: Option<char>) -> String {
+    match character {
+        _ if byte.is_ascii_graphic() => format!("'{}' (0x{byte:02x})", byte as char),
+        Some(c) if !c.is_control() && !c.is_ascii() => {
+            format!("'{c}' (U+{:04X}, byte 0x{byte:02x})", u32::from(c))
+        }
+        _ => format!("byte 0x{byte:02x}"),
     }
+}
+
+/// The UTF-8 character `b` starts with, if it starts with one.
+fn first_char(b: &[u8]) -> Option<char> {
+    let head = &b[..b.len().min(4)];
+    let valid = match std::str::from_utf8(head) {
+        Ok(s) => s,
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+    };
+    valid.chars().next()
 }
 
 /// Why a file is not a trace at all.
@@ -53,11 +66,13 @@ pub enum EnvelopeError {
     /// First byte is neither `[` nor `{`.
     #[error(
         "not JSON trace data: starts with {} at offset {offset} (want a JSON array or {{\"traceEvents\": ...}})",
-        shown_byte(*byte)
+        shown_byte(*byte, *character)
     )]
     NotJson {
         /// The offending byte.
         byte: u8,
+        /// The UTF-8 character it starts, when it starts one.
+        character: Option<char>,
         /// Its 0-based offset.
         offset: usize,
     },
@@ -92,8 +107,13 @@ impl EnvelopeError {
     /// looked at after `by` bytes of leading whitespace were dropped).
     pub fn shifted(self, by: usize) -> Self {
         match self {
-            EnvelopeError::NotJson { byte, offset } => EnvelopeError::NotJson {
+            EnvelopeError::NotJson {
                 byte,
+                character,
+                offset,
+            } => EnvelopeError::NotJson {
+                byte,
+                character,
                 offset: offset + by,
             },
             EnvelopeError::CutOff { offset, inside } => EnvelopeError::CutOff {
@@ -144,7 +164,11 @@ pub fn detect(b: &[u8]) -> Result<Envelope, EnvelopeError> {
             in_object: false,
         }),
         Some(b'{') => object(b, i),
-        Some(&byte) => Err(EnvelopeError::NotJson { byte, offset: i }),
+        Some(&byte) => Err(EnvelopeError::NotJson {
+            byte,
+            character: first_char(&b[i..]),
+            offset: i,
+        }),
     }
 }
 
@@ -297,7 +321,27 @@ mod tests {
         assert_eq!(detect(b"  "), Err(EnvelopeError::Empty));
         assert_eq!(
             detect(b"\x00\x01"),
-            Err(EnvelopeError::NotJson { byte: 0, offset: 0 })
+            Err(EnvelopeError::NotJson {
+                byte: 0,
+                character: Some('\0'),
+                offset: 0
+            })
+        );
+        let e = detect("  été".as_bytes()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "not JSON trace data: starts with 'é' (U+00E9, byte 0xc3) at offset 2 (want a JSON array or {\"traceEvents\": ...})"
+        );
+        let e = detect(b"hello").unwrap_err();
+        assert!(
+            e.to_string().contains("starts with 'h' (0x68) at offset 0"),
+            "{e}"
+        );
+        // A byte that starts no character is shown as a byte.
+        let e = detect(b"\x80abc").unwrap_err();
+        assert!(
+            e.to_string().contains("starts with byte 0x80 at offset 0"),
+            "{e}"
         );
         assert_eq!(
             detect(br#"{"metadata":{"a":1"#),

@@ -865,7 +865,8 @@ mod tests {
             scan_blocks(&mut blocks(bad.as_bytes(), 7).into_iter()),
             Err(StreamError::Envelope(EnvelopeError::NotJson {
                 byte: b'x',
-                offset: 1000
+                offset: 1000,
+                ..
             }))
         ));
         assert!(matches!(
