@@ -281,7 +281,8 @@ pub struct ReportArgs {
     /// Cards in --html for the N longest tasks; the next 1,000 are table rows.
     #[arg(long, value_name = "N", default_value_t = 50, requires = "html")]
     pub html_tasks: usize,
-    /// Write each long task's window as one sampled profile in speedscope's JSON format.
+    /// Write each long task's window, and each interaction phase's, as one sampled profile
+    /// in speedscope's JSON format (opens offline in speedscope).
     #[arg(long, value_name = "FILE")]
     pub speedscope: Option<PathBuf>,
     /// Write every interaction (Event Timing: input delay, processing, presentation delay,
@@ -290,7 +291,8 @@ pub struct ReportArgs {
     pub interactions: Option<PathBuf>,
     /// Write one row per animation frame longer than --threshold-ms (a trace's
     /// `AnimationFrame` events): its timing, script entries, chain and time by category.
-    /// CSV, JSON or NDJSON by the name's extension (`.json`, `.ndjson`/`.jsonl`, else CSV).
+    /// JSON, NDJSON, Parquet or CSV by the name's extension (`.json`, `.ndjson`/`.jsonl`,
+    /// `.parquet`, else CSV).
     #[arg(long, value_name = "FILE")]
     pub animation_frames: Option<PathBuf>,
     /// A per-file limit, KEY=VALUE; any breach makes the exit code 1. Repeatable. Keys:
