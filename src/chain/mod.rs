@@ -395,12 +395,19 @@ pub fn resolve(
         && window.holds_backward_step(&samples.reordered);
     let crossed = window.edge_crossed_backwards(&samples.reordered);
     if tie || crossed {
+        // With one profile on the thread, the rows already read answer for a moved window
+        // that they reach past on both sides: no second read of the sample arrays.
+        let one_profile = profiles.of_thread(task.thread).nth(1).is_none();
         let changed = tie
             || window
                 .with_edges_across(&samples.reordered)
                 .into_iter()
                 .any(|moved| {
-                    let (chain, status) = answer_over(&out, profiles, &moved, file, cfg);
+                    let (chain, status) = if one_profile && reaches_past(&samples.table, &moved) {
+                        answer_in(&out, profile, &samples.table, &moved, file, cfg)
+                    } else {
+                        answer_over(&out, profiles, &moved, file, cfg)
+                    };
                     chain != out.chain || status != out.status
                 });
         out.flags.set(Flags::SAMPLES_REORDERED, changed);
@@ -484,10 +491,33 @@ fn answer_over(
     file: Option<&[u8]>,
     cfg: &ChainConfig,
 ) -> (Vec<ChainFrame>, ChainStatus) {
-    let Some((profile, samples, rows)) = pick_profile(profiles, &base.task, window, file).0 else {
+    let Some((profile, samples, _)) = pick_profile(profiles, &base.task, window, file).0 else {
         return (Vec::new(), ChainStatus::NoSamples);
     };
-    let w = window::Weighted::new(profile, &samples.table, rows, window, file);
+    answer_in(base, profile, &samples.table, window, file, cfg)
+}
+
+/// True when `table` holds a sample before `window` and one at or after its end: its rows
+/// in the window, and the weight of the last of them, are those a read of the window gives.
+fn reaches_past(table: &crate::profile::tables::SampleTable, window: &Window) -> bool {
+    table.ts.first().is_some_and(|&t| t < window.start)
+        && table.ts.last().is_some_and(|&t| t >= window.end)
+}
+
+/// [`answer_over`] from rows already read (`table`, sorted, reaching past `window`).
+fn answer_in(
+    base: &TaskChain,
+    profile: &CpuProfile,
+    table: &crate::profile::tables::SampleTable,
+    window: &Window,
+    file: Option<&[u8]>,
+    cfg: &ChainConfig,
+) -> (Vec<ChainFrame>, ChainStatus) {
+    let rows = table.range(window.start, window.end);
+    if rows.is_empty() {
+        return (Vec::new(), ChainStatus::NoSamples);
+    }
+    let w = window::Weighted::new(profile, table, rows, window, file);
     let collapsed = recursion::Collapsed::of_window(&w, cfg.collapse);
     let pick = pick_in(&w, collapsed.as_ref(), cfg.method);
     let mut alt = base.clone();
