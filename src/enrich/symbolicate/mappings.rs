@@ -25,7 +25,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, IgnoredAny, SeqAccess, Visitor};
+use serde::de::{IgnoredAny, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 /// A checkpoint is kept after this many segments at most.
@@ -151,45 +151,50 @@ const SOURCE_MARK: usize = 64;
 /// The number of entries of a `sources` array (strings or `null`), and where every
 /// [`SOURCE_MARK`]-th starts in `text` (`list` is a slice of it).
 fn read_sources(text: &[u8], list: &RawValue) -> Result<(u32, Vec<u32>), String> {
-    struct Marks<'t>(&'t [u8]);
-    impl<'de> Visitor<'de> for Marks<'_> {
-        type Value = (u32, Vec<u32>);
+    let (mut n, mut marks) = (0u32, Vec::new());
+    // RawValues borrowed from `list` are slices of `text`.
+    each_element(list, "an array of source names", |v: &RawValue| {
+        let t = v.get();
+        if !(t == "null" || t.starts_with('"')) {
+            return Err(format!("source {n} is neither a string nor null"));
+        }
+        if (n as usize).is_multiple_of(SOURCE_MARK) {
+            marks.push(u32::try_from(offset_in(text, t)).map_err(|_| "a map over 4 GiB")?);
+        }
+        n = n.checked_add(1).ok_or("over 4 billion sources")?;
+        Ok(())
+    })
+    .map_err(|e| format!("has sources that cannot be read ({e})"))?;
+    Ok((n, marks))
+}
+
+/// Calls `f` on each element of the JSON array `list`, read as `T` (borrowing from it);
+/// `expected` says what the array is, in the error when it is not one. Stops at the first
+/// element that cannot be read or that `f` refuses (its reason is the error).
+fn each_element<'de, T, F>(
+    list: &'de RawValue,
+    expected: &str,
+    f: F,
+) -> Result<(), serde_json::Error>
+where
+    T: Deserialize<'de>,
+    F: FnMut(T) -> Result<(), String>,
+{
+    struct Each<'e, T, F>(&'e str, F, std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>, F: FnMut(T) -> Result<(), String>> Visitor<'de> for Each<'_, T, F> {
+        type Value = ();
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("an array of source names")
+            f.write_str(self.0)
         }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            let (mut n, mut marks) = (0u32, Vec::new());
-            while let Some(v) = seq.next_element::<&'de RawValue>()? {
-                let t = v.get();
-                if !(t == "null" || t.starts_with('"')) {
-                    return Err(serde::de::Error::custom(format!(
-                        "source {n} is neither a string nor null"
-                    )));
-                }
-                if (n as usize).is_multiple_of(SOURCE_MARK) {
-                    marks.push(
-                        u32::try_from(offset_in(self.0, t))
-                            .map_err(|_| serde::de::Error::custom("a map over 4 GiB"))?,
-                    );
-                }
-                n = n
-                    .checked_add(1)
-                    .ok_or_else(|| serde::de::Error::custom("over 4 billion sources"))?;
+        fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+            while let Some(v) = seq.next_element::<T>()? {
+                (self.1)(v).map_err(serde::de::Error::custom)?;
             }
-            Ok((n, marks))
-        }
-    }
-    impl<'de> DeserializeSeed<'de> for Marks<'_> {
-        type Value = (u32, Vec<u32>);
-        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_seq(self)
+            Ok(())
         }
     }
     let mut de = serde_json::Deserializer::from_str(list.get());
-    // RawValues borrowed from `list` are slices of `text`.
-    Marks(text)
-        .deserialize(&mut de)
-        .map_err(|e| format!("has sources that cannot be read ({e})"))
+    serde::Deserializer::deserialize_seq(&mut de, Each(expected, f, std::marker::PhantomData))
 }
 
 /// The end of the JSON string or `null` starting at `at` (`text` was checked as JSON).
@@ -379,39 +384,20 @@ impl MapIndex {
         count: u32,
     ) -> Result<(), String> {
         if let Some(list) = list.filter(|l| l.get() != "null") {
-            /// The places found, the map's text, the next source, the end of the sources.
-            struct Places<'m, 't>(&'m mut Vec<(u32, u32)>, &'t [u8], u32, u32);
-            impl<'de> Visitor<'de> for Places<'_, '_> {
-                type Value = ();
-                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    f.write_str("an array of source texts")
-                }
-                fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-                    let (mut source, end) = (self.2, self.3);
-                    while let Some(v) = seq.next_element::<&'de RawValue>()? {
-                        let t = v.get();
-                        if source < end
-                            && t.starts_with('"')
-                            && let Ok(at) = u32::try_from(offset_in(self.1, t))
-                        {
-                            self.0.push((source, at));
-                        }
-                        source = source.saturating_add(1);
-                    }
-                    Ok(())
-                }
-            }
-            impl<'de> DeserializeSeed<'de> for Places<'_, '_> {
-                type Value = ();
-                fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-                    d.deserialize_seq(self)
-                }
-            }
-            let mut de = serde_json::Deserializer::from_str(list.get());
+            let (mut source, end) = (first, first + count);
             // RawValues borrowed from `list` are slices of `text`.
-            Places(&mut self.contents, text, first, first + count)
-                .deserialize(&mut de)
-                .map_err(|e| format!("has sourcesContent that cannot be read ({e})"))?;
+            each_element(list, "an array of source texts", |v: &RawValue| {
+                let t = v.get();
+                if source < end
+                    && t.starts_with('"')
+                    && let Ok(at) = u32::try_from(offset_in(text, t))
+                {
+                    self.contents.push((source, at));
+                }
+                source = source.saturating_add(1);
+                Ok(())
+            })
+            .map_err(|e| format!("has sourcesContent that cannot be read ({e})"))?;
         }
         Ok(())
     }
@@ -425,33 +411,16 @@ impl MapIndex {
         if self.ignored.len() < words {
             self.ignored.resize(words, 0);
         }
-        struct Bits<'m>(&'m mut [u64], u32, u32);
-        impl<'de> Visitor<'de> for Bits<'_> {
-            type Value = ();
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an array of source indices")
+        let ignored = &mut self.ignored;
+        each_element(list, "an array of source indices", |i: u64| {
+            // An index naming no source names nothing.
+            if i < u64::from(count) {
+                let at = first as usize + i as usize;
+                ignored[at / 64] |= 1 << (at % 64);
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-                while let Some(i) = seq.next_element::<u64>()? {
-                    // An index naming no source names nothing.
-                    if i < u64::from(self.2) {
-                        let at = self.1 as usize + i as usize;
-                        self.0[at / 64] |= 1 << (at % 64);
-                    }
-                }
-                Ok(())
-            }
-        }
-        impl<'de> DeserializeSeed<'de> for Bits<'_> {
-            type Value = ();
-            fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-                d.deserialize_seq(self)
-            }
-        }
-        let mut de = serde_json::Deserializer::from_str(list.get());
-        Bits(&mut self.ignored, first, count)
-            .deserialize(&mut de)
-            .map_err(|e| format!("has an ignore list that cannot be read ({e})"))
+            Ok(())
+        })
+        .map_err(|e| format!("has an ignore list that cannot be read ({e})"))
     }
 
     /// Number of sources.
