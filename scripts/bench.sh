@@ -26,27 +26,38 @@
 #   with its CPU time (user + system), peak RSS and peak anonymous RSS. Ends with the
 #   summary table: yardstick, taskchain, ratio, taskchain's anonymous RSS ÷ the
 #   uncompressed size.
+#   The source-map rows (issue 46; with no FILE, or alone with --maps-only): a
+#   production-size webpack 5 + terser build and 100 traces of it in $BENCH_DIR/prodmaps
+#   (scripts/make-prodmaps: npm and Chromium). The first use of its map, taskchain on one
+#   trace with `--source-maps`, against the floor: the map decoded by the `sourcemap`
+#   crate alone (tools/mapdecode.rs); and the batch of 100 traces on 2 threads with the
+#   map against the same batch without.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=3
 big=0
+maps=1
+maps_only=0
 baseline=
 files=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --big) big=1; shift ;;
+    --maps-only) maps_only=1; shift ;;
     --baseline) baseline=$(realpath "$2"); shift 2 ;;
     *) files+=("$1"); shift ;;
   esac
 done
 shared=../shared/traces
 dir=${BENCH_DIR:-/tmp/taskchain-bench}
-cargo build --release --quiet --example bytescan
+cargo build --release --quiet --example bytescan --example mapdecode
 cargo build --release --quiet
 tc=target/release/taskchain
 scan=target/release/examples/bytescan
-if [ ${#files[@]} -eq 0 ]; then
+mapdecode=target/release/examples/mapdecode
+[ ${#files[@]} -eq 0 ] || maps=0
+if [ ${#files[@]} -eq 0 ] && [ $maps_only = 0 ]; then
   mkdir -p "$dir/batch"
   [ -f "$dir/profile-1g.json.gz" ] || scripts/make-big-trace $shared/public/lighthouse/cpu-profiler-m86.trace.json.gz "$dir/profile-1g.json" 1G --gzip
   [ -f "$dir/events-1g.json.gz" ] || scripts/make-big-trace $shared/public/devtools-frontend/web-dev-screenshot-source-ids.json.gz "$dir/events-1g.json" 1G --gzip
@@ -139,6 +150,52 @@ for f in "${files[@]}"; do
   fi
   unset wall cpu rss anon
 done
+# The source-map rows: the production-size build of scripts/sourcemaps/prod and its traces.
+pm=$dir/prodmaps
+pmap=$pm/site/dist/app.min.js.map
+if [ $maps = 1 ] && { [ ! -f "$pmap" ] || [ ! -d "$pm/batch" ]; }; then
+  echo "source-map rows skipped: no production build and traces in $pm (make them: scripts/make-prodmaps $pm; npm and Chromium)"
+elif [ $maps = 1 ]; then
+  mirror="http://127.0.0.1:37039/=$pm/site"
+  mapfile -t traces < <(find "$pm/batch" -maxdepth 1 -name '*.json' | sort)
+  one=${traces[0]}
+  cat "$pmap" "${traces[@]}" > /dev/null # page cache
+  nsources=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["sources"]))' "$pmap")
+  distinct=$(md5sum "${traces[@]}" | cut -d' ' -f1 | sort -u | wc -l)
+  bsize=$(cat "${traces[@]}" | wc -c)
+  declare -A wall=() cpu=() rss=() anon=()
+  readers=(mapdecode one one-maps batch batch-maps)
+  for _ in $(seq "$runs"); do
+    for reader in "${readers[@]}"; do
+      case $reader in
+        mapdecode) cmd=("$mapdecode" "$pmap") ;;
+        one) cmd=("$tc" -q --scope renderers "$one") ;;
+        one-maps) cmd=("$tc" -q --scope renderers --source-maps "$mirror" "$one") ;;
+        batch) cmd=("$tc" -q --scope renderers -j 2 "$pm/batch") ;;
+        batch-maps) cmd=("$tc" -q --scope renderers -j 2 --source-maps "$mirror" "$pm/batch") ;;
+      esac
+      line=$(python3 scripts/measure.py -- "${cmd[@]}" 2>/dev/null)
+      w=${line#wall_s=}; w=${w%% *}
+      if [ -z "${wall[$reader]:-}" ] || awk "BEGIN{exit !($w < ${wall[$reader]})}"; then
+        wall[$reader]=$w
+        c=${line#*cpu_s=}; cpu[$reader]=${c%% *}
+        r=${line#*peak_rss_kb=}; rss[$reader]=${r%% *}
+        a=${line#*peak_anon_kb=}; anon[$reader]=${a%% *}
+      fi
+    done
+  done
+  for reader in "${readers[@]}"; do
+    case $reader in mapdecode) size=$(stat -c %s "$pmap") ;; one*) size=$(stat -c %s "$one") ;; *) size=$bsize ;; esac
+    printf "%-26s %-10s %8.3f %8.3f %8.0f %10.0f %9.0f\n" prodmaps "$reader" "${wall[$reader]}" "${cpu[$reader]}" \
+      "$(awk "BEGIN{print $size/1e6/${wall[$reader]}}")" "$(awk "BEGIN{print ${rss[$reader]}*1024/1e6}")" "$(awk "BEGIN{print ${anon[$reader]}*1024/1e6}")"
+  done
+  x() { awk "BEGIN{printf \"%.2f\", ($1)/($2)}"; }
+  # First use: taskchain on one trace with the map against the floor, and what the map
+  # adds to that run (with the map minus without) against the same floor.
+  summary+=("| first use of the map: $(basename "$one") ($(mb "$(stat -c %s "$one")") MB) with app.min.js.map ($(mb "$(stat -c %s "$pmap")") MB, $nsources sources; floor: the \`sourcemap\` crate's decode) | ${wall[mapdecode]} s | ${wall[one-maps]} s (without the map ${wall[one]} s) | $(x "${wall[one-maps]}" "${wall[mapdecode]}")× (CPU $(x "${cpu[one-maps]}" "${cpu[mapdecode]}")×); the map's part $(x "${wall[one-maps]}-${wall[one]}" "${wall[mapdecode]}")× | $(mb "${anon[one-maps]}*1024") MB |")
+  summary+=("| ${#traces[@]} traces of that build ($distinct distinct, $(mb "$bsize") MB), 2 threads, with the map ÷ without | ${wall[batch]} s | ${wall[batch-maps]} s | $(x "${wall[batch-maps]}" "${wall[batch]}")× (CPU $(x "${cpu[batch-maps]}" "${cpu[batch]}")×) | $(mb "${anon[batch-maps]}*1024") MB |")
+  unset wall cpu rss anon
+fi
 echo
 echo "yardstick: tools/bytescan.rs (memchr over the mapped bytes, or over the inflated bytes: libdeflate whole for one member of <= 48 MiB, else flate2/zlib-rs); best of $runs, interleaved"
 echo "| input | yardstick | taskchain | ratio (wall; CPU) | taskchain anon RSS (÷ uncompressed) |"

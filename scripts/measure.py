@@ -13,6 +13,7 @@ The command's stdout goes to /dev/null, its stderr passes through.
 import resource
 import subprocess
 import sys
+import threading
 import time
 
 
@@ -35,13 +36,26 @@ def main():
     # closed standard output (what a launcher leaves there) and refuses to run.
     sink = open("/dev/null", "wb")
     p = subprocess.Popen(cmd, stdout=sink)
+    # The end is taken by a thread waiting on the command, so the wall time is not
+    # rounded up to the 10 ms polling step (it matters for runs of tens of ms).
+    done = threading.Event()
+    end = []
+
+    def wait():
+        p.wait()
+        end.append(time.perf_counter())
+        done.set()
+
+    waiter = threading.Thread(target=wait)
+    waiter.start()
     peak_anon = peak_rss = 0
-    while p.poll() is None:
+    while not done.is_set():
         a, r = field(p.pid, "RssAnon"), field(p.pid, "VmHWM")
         peak_anon = max(peak_anon, a or 0)
         peak_rss = max(peak_rss, r or 0)
-        time.sleep(0.01)
-    wall = time.perf_counter() - t
+        done.wait(0.01)
+    waiter.join()
+    wall = end[0] - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     print(
