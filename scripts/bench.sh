@@ -77,6 +77,19 @@ if [ ${#files[@]} -eq 0 ] && [ $maps_only = 0 ]; then
 fi
 
 mb() { awk "BEGIN{printf \"%.0f\", $1/1e6}"; }
+# Runs "${cmd[@]}" once; keeps its wall time, CPU time, peak RSS and peak anonymous RSS
+# in wall, cpu, rss and anon under $reader when it is the reader's best wall time so far.
+measure_best() {
+  local line w c r a
+  line=$(python3 scripts/measure.py -- "${cmd[@]}" 2>/dev/null)
+  w=${line#wall_s=}; w=${w%% *}
+  if [ -z "${wall[$reader]:-}" ] || awk "BEGIN{exit !($w < ${wall[$reader]})}"; then
+    wall[$reader]=$w
+    c=${line#*cpu_s=}; cpu[$reader]=${c%% *}
+    r=${line#*peak_rss_kb=}; rss[$reader]=${r%% *}
+    a=${line#*peak_anon_kb=}; anon[$reader]=${a%% *}
+  fi
+}
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores; $(date -u '+%F %H:%M UTC'); $(git rev-parse --short HEAD)"
 printf "%-26s %-10s %8s %8s %8s %10s %9s\n" input reader wall_s cpu_s MB/s peak_rss_MB anon_MB
 summary=()
@@ -118,14 +131,7 @@ for f in "${files[@]}"; do
           bin=$tc; [ $reader = taskchain ] || bin=$baseline
           if [ -d "$f" ]; then cmd=("$bin" -q --scope renderers -j 2 "$f"); else cmd=("$bin" -q --scope renderers "$f"); fi ;;
       esac
-      line=$(python3 scripts/measure.py -- "${cmd[@]}" 2>/dev/null)
-      w=${line#wall_s=}; w=${w%% *}
-      if [ -z "${wall[$reader]:-}" ] || awk "BEGIN{exit !($w < ${wall[$reader]})}"; then
-        wall[$reader]=$w
-        c=${line#*cpu_s=}; cpu[$reader]=${c%% *}
-        r=${line#*peak_rss_kb=}; rss[$reader]=${r%% *}
-        a=${line#*peak_anon_kb=}; anon[$reader]=${a%% *}
-      fi
+      measure_best
     done
   done
   for reader in "${readers[@]}"; do
@@ -174,14 +180,7 @@ elif [ $maps = 1 ]; then
         batch) cmd=("$tc" -q --scope renderers -j 2 "$pm/batch") ;;
         batch-maps) cmd=("$tc" -q --scope renderers -j 2 --source-maps "$mirror" "$pm/batch") ;;
       esac
-      line=$(python3 scripts/measure.py -- "${cmd[@]}" 2>/dev/null)
-      w=${line#wall_s=}; w=${w%% *}
-      if [ -z "${wall[$reader]:-}" ] || awk "BEGIN{exit !($w < ${wall[$reader]})}"; then
-        wall[$reader]=$w
-        c=${line#*cpu_s=}; cpu[$reader]=${c%% *}
-        r=${line#*peak_rss_kb=}; rss[$reader]=${r%% *}
-        a=${line#*peak_anon_kb=}; anon[$reader]=${a%% *}
-      fi
+      measure_best
     done
   done
   for reader in "${readers[@]}"; do

@@ -9,6 +9,7 @@ const http = require('http');
 const path = require('path');
 const zlib = require('zlib');
 const { chromium } = require('playwright-core');
+const launch = require('./chromium.cjs');
 
 const root = path.resolve(__dirname, '../..');
 const site = path.join(root, 'samples/sm-site');
@@ -67,13 +68,7 @@ async function record(browser, c) {
 
 (async () => {
   await new Promise((r) => server.listen(PORT, '127.0.0.1', r));
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-    ], // playwright launches with a fresh temporary --user-data-dir of its own
-  });
+  const browser = await launch(chromium);
   const only = process.argv.slice(2);
   for (const c of CASES.filter((c) => !only.length || only.includes(c.name))) await record(browser, c);
   await browser.close();

@@ -11,6 +11,7 @@ const fs = require('fs');
 const http = require('http');
 const path = require('path');
 const { chromium } = require('playwright-core');
+const launch = require('../chromium.cjs');
 
 const count = Number(process.argv[2] || 10);
 const out = path.resolve(process.argv[3] || '/tmp/taskchain-bench/prodmaps');
@@ -63,13 +64,7 @@ async function record(browser, k) {
 (async () => {
   fs.mkdirSync(traces, { recursive: true });
   await new Promise((r) => server.listen(PORT, '127.0.0.1', r));
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost',
-    ], // playwright launches with a fresh temporary --user-data-dir of its own
-  });
+  const browser = await launch(chromium);
   for (let k = 1; k <= count; k++) await record(browser, k);
   await browser.close();
   server.close();
