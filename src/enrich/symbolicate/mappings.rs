@@ -201,17 +201,106 @@ where
 fn element_end(text: &[u8], at: usize) -> Option<usize> {
     match text.get(at)? {
         b'n' => Some(at + 4),
-        b'"' => {
-            let mut j = at + 1;
+        b'"' => string_end(text, at),
+        _ => None,
+    }
+}
+
+/// The end (after the closing quote) of the JSON string starting at `at` (`text` was
+/// checked as JSON): the next quote that an even run of backslashes precedes, quotes found
+/// with memchr (source texts have a `\n` escape on every line, a quote more rarely).
+fn string_end(text: &[u8], at: usize) -> Option<usize> {
+    let mut i = at + 1;
+    loop {
+        let quote = i + memchr::memchr(b'"', text.get(i..)?)?;
+        // The run before the quote lies after the last quote found: linear in all.
+        let backslashes = text[i..quote]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if backslashes.is_multiple_of(2) {
+            return Some(quote + 1);
+        }
+        i = quote + 1;
+    }
+}
+
+/// The end of the JSON value starting at `at` (`text` was checked as JSON): a string by
+/// [`string_end`], an array or object by its depth, a number or literal at the byte that
+/// ends it.
+fn value_end(text: &[u8], at: usize) -> Option<usize> {
+    match *text.get(at)? {
+        b'"' => string_end(text, at),
+        b'[' | b'{' => {
+            let (mut depth, mut i) = (0usize, at);
             loop {
-                match *text.get(j)? {
-                    b'\\' => j += 2,
-                    b'"' => return Some(j + 1),
-                    _ => j += 1,
+                match *text.get(i)? {
+                    b'"' => {
+                        i = string_end(text, i)?;
+                        continue;
+                    }
+                    b'[' | b'{' => depth += 1,
+                    b']' | b'}' => {
+                        depth = depth.checked_sub(1)?;
+                        if depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    _ => {}
                 }
+                i += 1;
             }
         }
-        _ => None,
+        _ => {
+            let mut i = at;
+            while text
+                .get(i)
+                .is_some_and(|&b| !matches!(b, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r'))
+            {
+                i += 1;
+            }
+            Some(i)
+        }
+    }
+}
+
+/// Calls `f` with the offset and the first byte of each element of the JSON array
+/// `list`, which the map's parse already checked as JSON: its bytes are scanned (strings
+/// skipped with memchr), not parsed a second time. `false` when `list` is not an array
+/// or the scan finds what checked JSON does not have: the caller then reads it with serde
+/// (and says what is wrong).
+fn scan_array(list: &[u8], mut f: impl FnMut(usize, u8)) -> bool {
+    let skip_space = |mut i: usize| {
+        while list
+            .get(i)
+            .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        {
+            i += 1;
+        }
+        i
+    };
+    if list.first() != Some(&b'[') {
+        return false;
+    }
+    let mut i = skip_space(1);
+    if list.get(i) == Some(&b']') {
+        return true;
+    }
+    loop {
+        let Some(&first) = list.get(i) else {
+            return false;
+        };
+        f(i, first);
+        let Some(end) = value_end(list, i) else {
+            return false;
+        };
+        i = skip_space(end);
+        match list.get(i) {
+            Some(b',') => i = skip_space(i + 1),
+            Some(b']') => return true,
+            _ => return false,
+        }
     }
 }
 
@@ -384,7 +473,25 @@ impl MapIndex {
         count: u32,
     ) -> Result<(), String> {
         if let Some(list) = list.filter(|l| l.get() != "null") {
-            let (mut source, end) = (first, first + count);
+            let end = first + count;
+            let before = self.contents.len();
+            let base = offset_in(text, list.get());
+            let mut source = first;
+            let contents = &mut self.contents;
+            let scanned = scan_array(list.get().as_bytes(), |at, byte| {
+                if source < end
+                    && byte == b'"'
+                    && let Ok(at) = u32::try_from(base + at)
+                {
+                    contents.push((source, at));
+                }
+                source = source.saturating_add(1);
+            });
+            if scanned {
+                return Ok(());
+            }
+            self.contents.truncate(before);
+            let mut source = first;
             // RawValues borrowed from `list` are slices of `text`.
             each_element(list, "an array of source texts", |v: &RawValue| {
                 let t = v.get();
@@ -472,16 +579,8 @@ impl MapIndex {
 
     /// The length in bytes of source `i`'s `sourcesContent` JSON string, unread.
     pub(crate) fn content_json_len(&self, i: u32) -> Option<usize> {
-        let rest = &self.text[self.content_at(i)? as usize..];
-        let mut j = 1;
-        while j < rest.len() {
-            match rest[j] {
-                b'\\' => j += 2,
-                b'"' => return Some(j + 1),
-                _ => j += 1,
-            }
-        }
-        None
+        let at = self.content_at(i)? as usize;
+        Some(string_end(&self.text, at)? - at)
     }
 
     /// Source `i`'s `sourcesContent` text, decoded (`None`: the map has none for it;
@@ -546,22 +645,42 @@ impl MapIndex {
     }
 }
 
+/// Base64 digit values by byte (`A`–`Z`, `a`–`z`, `0`–`9`, `+`, `/`); [`NOT_BASE64`] for
+/// the other bytes.
+const BASE64: [u8; 256] = {
+    let mut t = [NOT_BASE64; 256];
+    let mut i = 0;
+    while i < 26 {
+        t[b'A' as usize + i] = i as u8;
+        t[b'a' as usize + i] = 26 + i as u8;
+        i += 1;
+    }
+    let mut d = 0;
+    while d < 10 {
+        t[b'0' as usize + d] = 52 + d as u8;
+        d += 1;
+    }
+    t[b'+' as usize] = 62;
+    t[b'/' as usize] = 63;
+    t
+};
+const NOT_BASE64: u8 = 0xFF;
+
 /// One Base64 VLQ value from `m[*i..]`: `Err` for a character that is not Base64 or a
-/// value past ±2^32 (no position has one).
+/// value past ±2^32 (no position has one). Inlined: it runs once per number of the
+/// mappings (most are one digit), and a digit is a table read.
+#[inline(always)]
 fn vlq(m: &[u8], i: &mut usize) -> Result<i64, &'static str> {
     let mut value: u64 = 0;
     let mut shift = 0;
     loop {
         let c = *m.get(*i).ok_or("a segment cut off inside a number")?;
         *i += 1;
-        let digit = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => return Err("a character that is not Base64"),
-        } as u64;
+        let digit = BASE64[usize::from(c)];
+        if digit == NOT_BASE64 {
+            return Err("a character that is not Base64");
+        }
+        let digit = u64::from(digit);
         value |= (digit & 31) << shift;
         if digit & 32 == 0 {
             break;
@@ -870,6 +989,55 @@ mod tests {
             t.elapsed() < std::time::Duration::from_secs(5),
             "{:?}",
             t.elapsed()
+        );
+    }
+
+    #[test]
+    fn source_texts_are_found_by_a_scan_as_serde_finds_them() {
+        // Strings with escaped quotes and backslashes, null, a number, nested containers
+        // holding brackets in strings, spaces and new lines between elements.
+        let contents = r#"[ "a\"]b" ,null,3.5e2, {"k":["]",{"x":"}"}]} ,
+ "\\", [1,[2]], "", true ]"#;
+        let json = format!(
+            r#"{{"sources":[{}],"sourcesContent":{contents},"mappings":""}}"#,
+            ["\"s.js\""; 8].join(",")
+        );
+        let m = read(&json).unwrap();
+        let by_serde: Vec<(u32, u32)> = {
+            let list: &RawValue = serde_json::from_str(contents).unwrap();
+            let mut v = Vec::new();
+            let mut i = 0u32;
+            each_element(list, "", |e: &RawValue| {
+                if e.get().starts_with('"') {
+                    let at = json.find(contents).unwrap() + offset_in(contents.as_bytes(), e.get());
+                    v.push((i, at as u32));
+                }
+                i += 1;
+                Ok(())
+            })
+            .unwrap();
+            v
+        };
+        assert_eq!(m.contents, by_serde);
+        // Found by the scan itself (serde reads the array only when the scan gives up).
+        let mut scanned = Vec::new();
+        assert!(scan_array(contents.as_bytes(), |at, b| scanned.push((at, b))));
+        assert_eq!(scanned.len(), 8);
+        let strings: Vec<u32> = scanned
+            .iter()
+            .filter(|s| s.1 == b'"')
+            .map(|s| (json.find(contents).unwrap() + s.0) as u32)
+            .collect();
+        assert_eq!(strings, by_serde.iter().map(|c| c.1).collect::<Vec<_>>());
+        assert_eq!(by_serde.iter().map(|c| c.0).collect::<Vec<_>>(), [0, 4, 6]);
+        assert_eq!(m.content(0).unwrap().unwrap(), "a\"]b");
+        assert_eq!(m.content(4).unwrap().unwrap(), "\\");
+        assert_eq!(m.content(6).unwrap().unwrap(), "");
+        // Not an array: read by serde, which says why.
+        let e = read(r#"{"sources":["a.js"],"sourcesContent":{"a":1},"mappings":""}"#).unwrap_err();
+        assert!(
+            e.starts_with("has sourcesContent that cannot be read (invalid type: map"),
+            "{e}"
         );
     }
 
