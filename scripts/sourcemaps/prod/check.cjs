@@ -6,8 +6,9 @@
 // sourcesContent) with acorn and naming functions the way V8 names them: its own name, a
 // method's or property's key (`get x` for a getter), the binding or assignment target it
 // is the value of (`C.prototype.m` → `C.m`), `default` for an anonymous default export,
-// else `(anonymous)`; the innermost function whose head (from its key or name) or body
-// holds the position. OUTPUT may also be a --speedscope file: every sampled frame with an
+// else `(anonymous)`; a class's constructor and fields by the class (V8 reports them so);
+// the innermost function (or class) whose head (from its key or name) or body holds the
+// position. OUTPUT may also be a --speedscope file: every sampled frame with an
 // original, whose name is checked against the source at its original position. Prints each
 // disagreement and `N passed, N failed`; exits 1 on any.
 //
@@ -54,15 +55,18 @@ const isFunction = (n) => n && /^(FunctionDeclaration|FunctionExpression|ArrowFu
 
 function memberText(n, text) {
   if (n.type === 'Identifier') return n.name;
-  if (n.type === 'ThisExpression') return 'this';
+  // V8's name inference leaves out `this` (and `prototype`): `this.a.b = …` is `a.b`.
+  if (n.type === 'ThisExpression') return '';
   if (n.type === 'MemberExpression' && !n.computed) {
     const object = memberText(n.object, text);
     if (object == null) return null;
-    return n.property.name === 'prototype' ? object : `${object}.${n.property.name}`;
+    if (n.property.name === 'prototype') return object;
+    return object ? `${object}.${n.property.name}` : n.property.name;
   }
   if (n.type === 'MemberExpression' && n.property.type === 'Literal') {
     const object = memberText(n.object, text);
-    return object == null ? null : `${object}.${n.property.value}`;
+    if (object == null) return null;
+    return object ? `${object}.${n.property.value}` : String(n.property.value);
   }
   return null;
 }
@@ -75,29 +79,47 @@ function keyName(key, computed) {
   return null;
 }
 
+// The name V8 gives the function or class `node` from its parent when it has none of its
+// own: a binding, a property's or field's key, an assignment target, a parameter's default,
+// `default` for an anonymous default export.
+function givenName(node, parent, text) {
+  if (!parent) return null;
+  if (parent.type === 'VariableDeclarator' && parent.init === node && parent.id.type === 'Identifier') return parent.id.name;
+  if ((parent.type === 'Property' || parent.type === 'PropertyDefinition') && parent.value === node) return keyName(parent.key, parent.computed);
+  if (parent.type === 'AssignmentExpression' && parent.right === node) return memberText(parent.left, text);
+  if (parent.type === 'AssignmentPattern' && parent.right === node && parent.left.type === 'Identifier') return parent.left.name;
+  if (parent.type === 'ExportDefaultDeclaration') return 'default';
+  return null;
+}
+
 // Every function of `ast` as [head, end, name]: walks the tree keeping each node's parent.
+// A class counts as a function, named by the class: V8 reports its constructor (implicit
+// or not) and its fields' initializer under the class's name.
 function collect(ast, text) {
   const out = [];
+  const classes = [];
   const visit = (node, parent) => {
-    if (isFunction(node)) {
+    let isClass = false;
+    if (/^Class(Declaration|Expression)$/.test(node.type)) {
+      const name = (node.id && node.id.name) || givenName(node, parent, text) || '(anonymous)';
+      const head = parent && parent.type === 'Property' && parent.value === node ? parent.start : node.start;
+      out.push([head, node.end, name]);
+      classes.push(name);
+      isClass = true;
+    } else if (isFunction(node)) {
       let name = node.id ? node.id.name : null;
       let head = node.start;
-      if (parent) {
-        if ((parent.type === 'MethodDefinition' || parent.type === 'Property') && parent.value === node) {
-          const k = keyName(parent.key, parent.computed);
-          if (k != null) name = parent.kind === 'get' || parent.kind === 'set' ? `${parent.kind} ${k}` : (name && parent.type === 'Property' && !parent.method ? name : k);
-          head = Math.min(head, parent.start);
-        } else if (parent.type === 'PropertyDefinition' && parent.value === node && !name) {
-          name = keyName(parent.key, parent.computed);
-        } else if (parent.type === 'VariableDeclarator' && parent.init === node && !name && parent.id.type === 'Identifier') {
-          name = parent.id.name;
-        } else if (parent.type === 'AssignmentExpression' && parent.right === node && !name) {
-          name = memberText(parent.left, text);
-        } else if (parent.type === 'AssignmentPattern' && parent.right === node && !name && parent.left.type === 'Identifier') {
-          name = parent.left.name;
-        } else if (parent.type === 'ExportDefaultDeclaration' && !name) {
-          name = 'default';
-        }
+      if (parent && parent.type === 'MethodDefinition' && parent.value === node) {
+        const k = keyName(parent.key, parent.computed);
+        if (parent.kind === 'constructor') name = classes[classes.length - 1];
+        else if (k != null) name = parent.kind === 'get' || parent.kind === 'set' ? `${parent.kind} ${k}` : k;
+        head = Math.min(head, parent.start);
+      } else if (parent && parent.type === 'Property' && parent.value === node) {
+        const k = keyName(parent.key, parent.computed);
+        if (k != null) name = parent.kind === 'get' || parent.kind === 'set' ? `${parent.kind} ${k}` : (name && !parent.method ? name : k);
+        head = Math.min(head, parent.start);
+      } else if (!name) {
+        name = givenName(node, parent, text);
       }
       out.push([head, node.end, name || '(anonymous)']);
     }
@@ -106,6 +128,7 @@ function collect(ast, text) {
       if (Array.isArray(v)) v.forEach((c) => c && typeof c.type === 'string' && visit(c, node));
       else if (v && typeof v.type === 'string') visit(v, node);
     }
+    if (isClass) classes.pop();
   };
   visit(ast, null);
   return out;
