@@ -947,18 +947,13 @@ fn interaction_rows(
                         chain::phases::resolve_phase(i, p, &rec.profiles, file_bytes, chain_config);
                     let target_times = std::mem::take(&mut c.target_times);
                     let (start, end) = (c.task.ts, c.task.end());
-                    let overlapping: Vec<_> = rec
-                        .entries
-                        .by_thread
-                        .get(&c.task.thread)
-                        .map(|l| {
-                            l[scan::records::entries_overlapping(l, start, end)]
-                                .iter()
-                                .filter(|e| e.ts + e.dur > start)
-                                .cloned()
-                                .collect()
-                        })
-                        .unwrap_or_default();
+                    let (l, longest) = rec.entries.of_thread(c.task.thread);
+                    let overlapping: Vec<_> = l
+                        [scan::records::entries_overlapping(l, longest, start, end)]
+                    .iter()
+                    .filter(|e| e.ts + e.dur > start)
+                    .cloned()
+                    .collect();
                     c.trigger = Some(chain::trigger::of_task(
                         &overlapping,
                         &target_times,

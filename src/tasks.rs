@@ -134,12 +134,44 @@ pub fn top_level_tasks<'a>(
     trace_end: Timestamp,
     diagnostics: &mut Diagnostics,
 ) -> HashMap<ThreadKey, Vec<TopLevelTask>> {
-    let mut per_thread: crate::vocab::FastMap<ThreadKey, Vec<&TaskMark>> = Default::default();
+    top_level_tasks_beside(marks, threads, &[], trace_end, diagnostics).0
+}
+
+/// [`top_level_tasks`] of `threads` (sorted), and of `others` (sorted, none of
+/// `threads`) from the same pass over the marks, their problems not counted in
+/// `diagnostics`: the tasks a wider scope would add, at the cost of their threads alone.
+pub(crate) fn top_level_tasks_beside<'a>(
+    marks: impl IntoIterator<Item = &'a TaskMark>,
+    threads: &[ThreadKey],
+    others: &[ThreadKey],
+    trace_end: Timestamp,
+    diagnostics: &mut Diagnostics,
+) -> (
+    HashMap<ThreadKey, Vec<TopLevelTask>>,
+    HashMap<ThreadKey, Vec<TopLevelTask>>,
+) {
+    type ByThread<'m> = crate::vocab::FastMap<ThreadKey, Vec<&'m TaskMark>>;
+    let (mut mine, mut theirs): (ByThread<'a>, ByThread<'a>) = Default::default();
     for m in marks {
         if threads.binary_search(&m.thread).is_ok() {
-            per_thread.entry(m.thread).or_default().push(m);
+            mine.entry(m.thread).or_default().push(m);
+        } else if !others.is_empty() && others.binary_search(&m.thread).is_ok() {
+            theirs.entry(m.thread).or_default().push(m);
         }
     }
+    let mut scratch = Diagnostics::default();
+    (
+        top_level_of(mine, trace_end, diagnostics),
+        top_level_of(theirs, trace_end, &mut scratch),
+    )
+}
+
+/// The top-level tasks of each thread's marks (in any order).
+fn top_level_of(
+    per_thread: crate::vocab::FastMap<ThreadKey, Vec<&TaskMark>>,
+    trace_end: Timestamp,
+    diagnostics: &mut Diagnostics,
+) -> HashMap<ThreadKey, Vec<TopLevelTask>> {
     let mut out = HashMap::new();
     for (thread, mut ms) in per_thread {
         ms.sort_by_key(|m| (m.ts, m.order));

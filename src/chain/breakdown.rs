@@ -265,7 +265,7 @@ fn sampled_forcers(
 /// `name url:line:col` of the top frame of a style or layout event's stack trace
 /// (`args.beginData.stackTrace[0]`, 1-based as Chrome writes it), empty when it has none.
 fn forcing_function(e: &EntryPoint, file: Option<&[u8]>, parser: &mut ArgsParser) -> String {
-    let Some(raw) = e.args.as_ref().and_then(|a| a.bytes(file)) else {
+    let Some(raw) = e.raw_args().and_then(|a| a.bytes(file)) else {
         return String::new();
     };
     parser
@@ -305,9 +305,7 @@ mod tests {
             dur: TimeDelta::from_micros(dur),
             kind,
             work,
-            detail: String::new(),
-            timer_id: None,
-            args: None,
+            args: crate::scan::records::EntryArgs::None,
         }
     }
 
@@ -380,12 +378,14 @@ mod tests {
     fn the_forcing_function_is_the_top_frame_of_the_layout_stack() {
         let raw = br#"{"beginData":{"frame":"F","stackTrace":[{"columnNumber":20,"functionName":"sizeBars","lineNumber":26,"scriptId":"10","url":"http://www.shop-inp.test/chart.js"},{"columnNumber":57,"functionName":"drawChart","lineNumber":32,"scriptId":"10","url":"http://www.shop-inp.test/chart.js"}]}}"#;
         let mut e = ev(EntryKind::StyleLayout, WorkCategory::StyleLayout, 0, 1);
-        e.args = Some(crate::scan::records::RawArgs::Owned(raw.to_vec().into()));
+        e.args = crate::scan::records::EntryArgs::Unread(crate::scan::records::RawArgs::Owned(
+            raw.to_vec().into(),
+        ));
         assert_eq!(
             forcing_function(&e, None, &mut ArgsParser::default()),
             "sizeBars http://www.shop-inp.test/chart.js:26:20"
         );
-        e.args = None;
+        e.args = crate::scan::records::EntryArgs::None;
         assert_eq!(forcing_function(&e, None, &mut ArgsParser::default()), "");
     }
 }

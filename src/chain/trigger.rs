@@ -147,14 +147,14 @@ pub(crate) fn of_task(
         .max_by_key(|c| score(c))
         .expect("a candidate of the best tier");
     let event_type = if best.outer.kind == EntryKind::EventDispatch {
-        best.outer.detail.as_str()
+        best.outer.detail()
     } else {
         ""
     };
     let mut detail = String::new();
     match best.outer.kind {
         EntryKind::TimerFire => {
-            if let Some(id) = best.outer.timer_id {
+            if let Some(id) = best.outer.timer_id() {
                 let _ = write!(detail, "id {id}");
                 if let Some(set) = timers.get(&(best.outer.thread.pid, id)) {
                     let _ = write!(detail, ", {set}");
@@ -162,7 +162,7 @@ pub(crate) fn of_task(
             }
         }
         EntryKind::Script | EntryKind::ParseHtml | EntryKind::Xhr => {
-            detail.push_str(&best.outer.detail)
+            detail.push_str(best.outer.detail())
         }
         _ => {}
     }
@@ -170,7 +170,7 @@ pub(crate) fn of_task(
         if !detail.is_empty() {
             detail.push_str(": ");
         }
-        detail.push_str(&f.detail);
+        detail.push_str(f.detail());
     }
     Trigger {
         kind: label(best.outer.kind, event_type),
@@ -200,9 +200,7 @@ mod tests {
             dur: TimeDelta::from_micros(dur),
             kind,
             work: crate::scan::records::WorkCategory::Scripting,
-            detail: detail.into(),
-            args: None,
-            timer_id: None,
+            args: crate::scan::records::EntryArgs::read(detail.into(), None),
         }
     }
 
@@ -245,7 +243,7 @@ mod tests {
     #[test]
     fn timers_scripts_bare_calls_microtasks_and_native_work() {
         let mut timer = e(TimerFire, 0, 80, "");
-        timer.timer_id = Some(3);
+        timer.args = crate::scan::records::EntryArgs::read(String::new(), Some(3));
         let entries = [timer, e(FunctionCall, 1, 78, "onTimer app.js:16:17")];
         let mut timers = FastMap::default();
         timers.insert((Pid(1), 3), "setTimeout 50 ms".to_string());

@@ -38,14 +38,28 @@ pub(crate) fn read(
     let threads = tasks::threads_in_scope(&trace, scope);
     // Tasks and profiles come from different parts of the scan: built side by side.
     let marks = std::mem::take(&mut trace.task_marks);
+    let wider = WiderScopes::of(&trace, &threads, scope);
     let mut task_diagnostics = Diagnostics::default();
-    let (mut top, profiles) = rayon::join(
-        || tasks::top_level_tasks(&marks, &threads, trace_end, &mut task_diagnostics),
+    let entry_points = std::mem::take(&mut trace.entry_points);
+    let timer_installs = std::mem::take(&mut trace.timer_installs);
+    // The profiles' build is the longer side: the entry points are indexed beside it.
+    let ((mut top, outside, entries), profiles) = rayon::join(
+        || {
+            let (top, added) = tasks::top_level_tasks_beside(
+                &marks,
+                &threads,
+                &wider.added,
+                trace_end,
+                &mut task_diagnostics,
+            );
+            let outside = outside_scope(&added, &wider, scope, threshold);
+            let entries = super::EntryIndex::new(entry_points, timer_installs, &threads);
+            (top, outside, entries)
+        },
         || profile::build(&mut trace, &mut diagnostics),
     );
     tasks::end_open_tasks_at_last_busy_sample(&mut top, &profiles, file, trace_end);
     diagnostics.merge(&task_diagnostics);
-    let outside = outside_scope(&trace, &marks, &threads, scope, threshold, trace_end);
     if let Some((_, note)) = &outside {
         diagnostics.note(note.clone());
     }
@@ -137,11 +151,7 @@ pub(crate) fn read(
         events: trace.events,
         broken,
         sample_interval: None,
-        entries: super::EntryIndex::new(
-            std::mem::take(&mut trace.entry_points),
-            std::mem::take(&mut trace.timer_installs),
-            &threads,
-        ),
+        entries,
         interactions,
         frames,
         task_spans,
@@ -168,48 +178,73 @@ fn read_entry_details(rec: &mut Recording, file: Option<&[u8]>) {
     }
     // And those inside the interactions, whose phases have triggers too.
     for i in &rec.interactions {
+        let longest = rec.entries.of_thread(i.event.thread).1;
         let Some(list) = rec.entries.by_thread.get_mut(&i.event.thread) else {
             continue;
         };
-        let inside = scan::records::entries_overlapping(list, i.event.ts, i.event.end);
+        let inside = scan::records::entries_overlapping(list, longest, i.event.ts, i.event.end);
         scan::read_entry_details(&mut list[inside], file, &mut parser, &mut rec.diagnostics);
     }
     rec.diagnostics.add(scan::args::STRINGS_CUT, parser.cut);
 }
 
-/// How many long tasks lie on threads outside `scope` (their rows are not written), with a
-/// sentence saying so and which `--scope` shows them; `None` when there are none (or the
-/// scope is `all`).
+/// The threads a wider `--scope` than the one asked for adds: those of `--scope all`
+/// (and of `--scope renderers`, for a main-frame scope) outside it, sorted.
+struct WiderScopes {
+    /// Threads of `--scope all` not in scope.
+    added: Vec<crate::vocab::ThreadKey>,
+    /// Of those, the threads of `--scope renderers` (main-frame scope only).
+    renderers: Vec<crate::vocab::ThreadKey>,
+}
+
+impl WiderScopes {
+    fn of(trace: &ScannedTrace, in_scope: &[crate::vocab::ThreadKey], scope: Scope) -> Self {
+        let outside = |wider: Scope| -> Vec<_> {
+            tasks::threads_in_scope(trace, wider)
+                .into_iter()
+                .filter(|t| in_scope.binary_search(t).is_err())
+                .collect()
+        };
+        match scope {
+            Scope::All => WiderScopes {
+                added: Vec::new(),
+                renderers: Vec::new(),
+            },
+            Scope::MainFrame => WiderScopes {
+                added: outside(Scope::All),
+                renderers: outside(Scope::Renderers),
+            },
+            Scope::Renderers => WiderScopes {
+                added: outside(Scope::All),
+                renderers: Vec::new(),
+            },
+        }
+    }
+}
+
+/// How many long tasks lie on threads outside the scope (their rows are not written), with
+/// a sentence saying so and which `--scope` shows them; `None` when there are none (or the
+/// scope is `all`). `top`: the top-level tasks of the threads `wider` adds (made in the
+/// pass over the marks that makes those in scope); the threads of `--scope renderers` are
+/// among those of `--scope all`.
 fn outside_scope(
-    trace: &ScannedTrace,
-    marks: &scan::records::TaskMarks,
-    in_scope: &[crate::vocab::ThreadKey],
+    top: &std::collections::HashMap<crate::vocab::ThreadKey, Vec<tasks::TopLevelTask>>,
+    wider: &WiderScopes,
     scope: Scope,
     threshold: TimeDelta,
-    trace_end: crate::time::Timestamp,
 ) -> Option<(u64, String)> {
-    if scope == Scope::All {
-        return None;
-    }
-    // The long tasks of the threads a wider scope adds to this one.
-    let count = |wider: Scope| {
-        let added: Vec<_> = tasks::threads_in_scope(trace, wider)
-            .into_iter()
-            .filter(|t| in_scope.binary_search(t).is_err())
-            .collect();
-        if added.is_empty() {
-            return 0;
-        }
-        let top = tasks::top_level_tasks(marks, &added, trace_end, &mut Diagnostics::default());
-        tasks::long_tasks_in_order(&top, threshold).count() as u64
+    let long = |t: &crate::vocab::ThreadKey| {
+        top.get(t).map_or(0, |list| {
+            list.iter().filter(|t| t.dur > threshold).count() as u64
+        })
     };
-    let all = count(Scope::All);
+    let all: u64 = wider.added.iter().map(long).sum();
     if all == 0 {
         return None;
     }
     let (name, how) = match scope {
         Scope::MainFrame => {
-            let renderers = count(Scope::Renderers);
+            let renderers: u64 = wider.renderers.iter().map(long).sum();
             let how = if renderers > 0 && renderers < all {
                 format!("--scope renderers shows {renderers} of them, --scope all every one")
             } else if renderers == all {

@@ -430,8 +430,10 @@ impl Collector {
             | EntryKind::Script
             | EntryKind::Xhr
             | EntryKind::ParseHtml
-            | EntryKind::StyleLayout => ev.args.map(|raw| self.raw_args(raw)),
-            _ => None,
+            | EntryKind::StyleLayout => ev
+                .args
+                .map_or(EntryArgs::None, |raw| EntryArgs::Unread(self.raw_args(raw))),
+            _ => EntryArgs::None,
         };
         self.t.entry_points.push(EntryPoint {
             thread: thread_of(ev),
@@ -439,8 +441,6 @@ impl Collector {
             dur: dur.max(TimeDelta::ZERO),
             kind,
             work,
-            detail: String::new(),
-            timer_id: None,
             args,
         });
     }
@@ -1216,7 +1216,13 @@ pub(crate) fn read_entry_details(
         if e.kind == EntryKind::StyleLayout {
             continue;
         }
-        let Some(args) = e.args.take() else { continue };
+        // Only unread args are read (and a second call changes nothing).
+        if !matches!(e.args, EntryArgs::Unread(_)) {
+            continue;
+        }
+        let EntryArgs::Unread(args) = std::mem::take(&mut e.args) else {
+            continue;
+        };
         let Some(raw) = args.bytes(file) else {
             continue;
         };
@@ -1238,8 +1244,7 @@ pub(crate) fn read_entry_details(
                 .flatten(),
             _ => None,
         };
-        e.detail = detail.unwrap_or_default();
-        e.timer_id = timer_id;
+        e.args = EntryArgs::read(detail.unwrap_or_default(), timer_id);
     }
 }
 
@@ -1502,9 +1507,9 @@ mod tests {
         assert_eq!(list.len(), 4);
         assert!(
             list.iter()
-                .all(|e| e.detail.is_empty() && e.timer_id.is_none())
+                .all(|e| e.detail().is_empty() && e.timer_id().is_none())
         );
-        let Some(RawArgs::InFile { at, len }) = list[0].args.clone() else {
+        let Some(&RawArgs::InFile { at, len }) = list[0].raw_args() else {
             panic!("args not kept in the file: {:?}", list[0].args)
         };
         let find = |s: &[u8]| file.windows(s.len()).position(|w| w == s).unwrap();
@@ -1513,25 +1518,28 @@ mod tests {
         // Read on request, from the file; the broken args of the last one counted.
         let (mut parser, mut d) = (ArgsParser::default(), Diagnostics::default());
         read_entry_details(list, Some(file), &mut parser, &mut d);
-        assert_eq!(list[0].detail, "onClick https://a.example/app.js:12:5");
-        assert_eq!(list[1].detail, "click");
-        assert_eq!((list[2].detail.as_str(), list[2].timer_id), ("", Some(7)));
-        assert_eq!(list[3].detail, "");
+        assert_eq!(list[0].detail(), "onClick https://a.example/app.js:12:5");
+        assert_eq!(list[1].detail(), "click");
+        assert_eq!((list[2].detail(), list[2].timer_id()), ("", Some(7)));
+        assert_eq!(list[3].detail(), "");
         assert_eq!(d.count(BAD_ARGS), 1);
-        assert!(list.iter().all(|e| e.args.is_none()));
+        assert!(list.iter().all(|e| e.raw_args().is_none()));
         // Read twice, nothing changes: the args are gone once read.
         read_entry_details(list, Some(file), &mut parser, &mut d);
         assert_eq!(
-            (list[0].detail.as_str(), d.count(BAD_ARGS)),
+            (list[0].detail(), d.count(BAD_ARGS)),
             ("onClick https://a.example/app.js:12:5", 1)
         );
         // A stream's collector keeps copies, read the same way without the file.
         let first = &file[1..find(b"},\n") + 1];
         let mut t = collect(&[std::str::from_utf8(first).unwrap()]);
-        assert!(matches!(t.entry_points[0].args, Some(RawArgs::Owned(_))));
+        assert!(matches!(
+            t.entry_points[0].raw_args(),
+            Some(RawArgs::Owned(_))
+        ));
         read_entry_details(&mut t.entry_points, None, &mut parser, &mut d);
         assert_eq!(
-            t.entry_points[0].detail,
+            t.entry_points[0].detail(),
             "onClick https://a.example/app.js:12:5"
         );
     }

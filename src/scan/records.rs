@@ -102,24 +102,30 @@ pub enum WorkCategory {
 }
 
 /// The entry kind and work category of a complete (`X`) event by its name, `None` for
-/// names neither an entry point nor counted work.
+/// names neither an entry point nor counted work. One match: every `X` event of a trace
+/// comes here, and most are neither.
 #[inline]
 pub(crate) fn classify_name(name: &[u8]) -> Option<(EntryKind, WorkCategory)> {
+    use EntryKind as K;
     use WorkCategory as W;
-    if let Some(kind) = EntryKind::of_name(name) {
-        let work = match kind {
-            EntryKind::ParseHtml => W::ParseCompile,
-            EntryKind::Gc => W::Gc,
-            EntryKind::StyleLayout => W::StyleLayout,
-            EntryKind::Paint => match name {
-                b"Paint" | b"CompositeLayers" => W::PaintComposite,
-                _ => W::StyleLayout,
-            },
-            _ => W::Scripting,
-        };
-        return Some((kind, work));
-    }
-    let work = match name {
+    Some(match name {
+        b"EventDispatch" => (K::EventDispatch, W::Scripting),
+        b"FunctionCall" => (K::FunctionCall, W::Scripting),
+        b"TimerFire" => (K::TimerFire, W::Scripting),
+        b"FireAnimationFrame" => (K::AnimationFrame, W::Scripting),
+        b"FireIdleCallback" => (K::IdleCallback, W::Scripting),
+        b"EvaluateScript" | b"v8.evaluateModule" => (K::Script, W::Scripting),
+        b"ParseHTML" => (K::ParseHtml, W::ParseCompile),
+        b"XHRReadyStateChange" | b"XHRLoad" => (K::Xhr, W::Scripting),
+        b"RunMicrotasks" => (K::Microtasks, W::Scripting),
+        b"MinorGC"
+        | b"MajorGC"
+        | b"V8.GCScavenger"
+        | b"V8.GCFinalizeMC"
+        | b"BlinkGC.AtomicPhase" => (K::Gc, W::Gc),
+        b"UpdateLayoutTree" | b"RecalculateStyles" | b"Layout" => (K::StyleLayout, W::StyleLayout),
+        b"Paint" | b"CompositeLayers" => (K::Paint, W::PaintComposite),
+        b"PrePaint" | b"Layerize" | b"UpdateLayerTree" => (K::Paint, W::StyleLayout),
         b"v8.compile"
         | b"V8.CompileModule"
         | b"V8.CompileCode"
@@ -128,46 +134,27 @@ pub(crate) fn classify_name(name: &[u8]) -> Option<(EntryKind, WorkCategory)> {
         | b"v8.produceModuleCache"
         | b"v8.parseOnBackgroundParsing"
         | b"v8.deserializeOnBackground"
-        | b"ParseAuthorStyleSheet" => W::ParseCompile,
-        b"GCEvent" | b"CppGC.IncrementalSweep" => W::Gc,
-        b"HitTest" | b"ComputeIntersections" | b"ScrollLayer" => W::StyleLayout,
+        | b"ParseAuthorStyleSheet" => (K::Work, W::ParseCompile),
+        b"GCEvent" | b"CppGC.IncrementalSweep" => (K::Work, W::Gc),
+        b"HitTest" | b"ComputeIntersections" | b"ScrollLayer" => (K::Work, W::StyleLayout),
         b"Commit" | b"UpdateLayer" | b"PaintSetup" | b"PaintImage" | b"Decode Image" => {
-            W::PaintComposite
+            (K::Work, W::PaintComposite)
         }
         b"RunPostTaskCallback"
         | b"HandlePostMessage"
         | b"V8Console::runTask"
-        | b"EmbedderCallback" => W::Scripting,
+        | b"EmbedderCallback" => (K::Work, W::Scripting),
         _ => return None,
-    };
-    Some((EntryKind::Work, work))
+    })
 }
 
 impl EntryKind {
-    /// The kind of a complete (`X`) event by its name, `None` for other names.
-    #[inline]
+    /// The kind of a complete (`X`) event by its name, `None` for other names (and for
+    /// counted work that is no entry point).
     pub fn of_name(name: &[u8]) -> Option<EntryKind> {
-        Some(match name {
-            b"EventDispatch" => EntryKind::EventDispatch,
-            b"FunctionCall" => EntryKind::FunctionCall,
-            b"TimerFire" => EntryKind::TimerFire,
-            b"FireAnimationFrame" => EntryKind::AnimationFrame,
-            b"FireIdleCallback" => EntryKind::IdleCallback,
-            b"EvaluateScript" | b"v8.evaluateModule" => EntryKind::Script,
-            b"ParseHTML" => EntryKind::ParseHtml,
-            b"XHRReadyStateChange" | b"XHRLoad" => EntryKind::Xhr,
-            b"RunMicrotasks" => EntryKind::Microtasks,
-            b"MinorGC"
-            | b"MajorGC"
-            | b"V8.GCScavenger"
-            | b"V8.GCFinalizeMC"
-            | b"BlinkGC.AtomicPhase" => EntryKind::Gc,
-            b"UpdateLayoutTree" | b"RecalculateStyles" | b"Layout" => EntryKind::StyleLayout,
-            b"PrePaint" | b"Paint" | b"Layerize" | b"UpdateLayerTree" | b"CompositeLayers" => {
-                EntryKind::Paint
-            }
-            _ => return None,
-        })
+        classify_name(name)
+            .map(|(kind, _)| kind)
+            .filter(|&k| k != EntryKind::Work)
     }
 
     /// True for the kinds that run JavaScript (all but GC, style/layout, paint and other
@@ -193,16 +180,69 @@ pub struct EntryPoint {
     pub kind: EntryKind,
     /// Its category in the breakdown of a window's time.
     pub work: WorkCategory,
+    /// Its `args`: unread (where they lie), or what was read from them. Only the entry
+    /// points inside long tasks and interactions are ever read
+    /// (`collect::read_entry_details`), so the scan keeps their bytes instead of parsing
+    /// every one; one field, not three, keeps the hundreds of thousands of entry points of
+    /// a large trace at 64 bytes each.
+    pub(crate) args: EntryArgs,
+}
+
+impl EntryPoint {
     /// From `args`: the event type (`click`), the function (`name url:line:col`, 1-based
-    /// as the trace gives them), the timer id, the script or document URL; empty when none
-    /// (or not read yet: `args`).
-    pub detail: String,
-    /// `TimerFire`: `args.data.timerId`.
-    pub timer_id: Option<i64>,
-    /// The `args` that `detail` and `timer_id` come from, while they are not read: only
-    /// the entry points inside long tasks are ever read (`collect::read_entry_details`),
-    /// so the scan keeps their bytes instead of parsing every one.
-    pub(crate) args: Option<RawArgs>,
+    /// as the trace gives them), the script or document URL; empty when none (or not read).
+    pub fn detail(&self) -> &str {
+        match &self.args {
+            EntryArgs::Read(d) => &d.detail,
+            _ => "",
+        }
+    }
+
+    /// `TimerFire`: `args.data.timerId`; `None` when missing (or not read).
+    pub fn timer_id(&self) -> Option<i64> {
+        match &self.args {
+            EntryArgs::Read(d) => d.timer_id,
+            _ => None,
+        }
+    }
+
+    /// The `args` bytes kept unread, if any.
+    pub(crate) fn raw_args(&self) -> Option<&RawArgs> {
+        match &self.args {
+            EntryArgs::Unread(raw) => Some(raw),
+            _ => None,
+        }
+    }
+}
+
+/// An entry point's `args`: none kept, kept unread, or read.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) enum EntryArgs {
+    /// Nothing kept (kinds whose args say nothing) or nothing found when read.
+    #[default]
+    None,
+    /// The bytes, to be read when the entry point turns out to matter.
+    Unread(RawArgs),
+    /// What was read (boxed: few entry points are ever read).
+    Read(Box<EntryDetail>),
+}
+
+impl EntryArgs {
+    /// Read args: `detail` and `timer_id` ([`EntryArgs::None`] when both are empty).
+    pub(crate) fn read(detail: String, timer_id: Option<i64>) -> EntryArgs {
+        if detail.is_empty() && timer_id.is_none() {
+            EntryArgs::None
+        } else {
+            EntryArgs::Read(Box::new(EntryDetail { detail, timer_id }))
+        }
+    }
+}
+
+/// What an entry point's `args` say ([`EntryPoint::detail`], [`EntryPoint::timer_id`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct EntryDetail {
+    detail: String,
+    timer_id: Option<i64>,
 }
 
 /// An event's raw `args`, kept to be parsed later.
@@ -243,17 +283,21 @@ pub(crate) fn entries_inside(list: &[EntryPoint], ts: Timestamp, dur: TimeDelta)
 
 /// The entry points of `list` (sorted by `ts`) from the first that is still running at
 /// `start` to the last that starts before `end`: those that overlap `[start, end)`, with
-/// the ones nested in an earlier overlapping one that ended before `start`.
+/// the ones nested in an earlier overlapping one that ended before `start`. `longest`: no
+/// event of `list` lasts longer (none that began more than this before `start` can still
+/// run at it, so the search for the first starts there, not at the list's head).
 pub(crate) fn entries_overlapping(
     list: &[EntryPoint],
+    longest: TimeDelta,
     start: Timestamp,
     end: Timestamp,
 ) -> Range<usize> {
     let hi = list.partition_point(|e| e.ts < end);
-    let lo = list[..hi]
+    let from = list[..hi].partition_point(|e| e.ts + longest <= start);
+    let lo = list[from..hi]
         .iter()
         .position(|e| e.ts + e.dur > start)
-        .unwrap_or(hi);
+        .map_or(hi, |k| from + k);
     lo..hi
 }
 
