@@ -151,13 +151,33 @@ pub(crate) fn top_level_tasks_beside<'a>(
     HashMap<ThreadKey, Vec<TopLevelTask>>,
 ) {
     type ByThread<'m> = crate::vocab::FastMap<ThreadKey, Vec<&'m TaskMark>>;
-    let (mut mine, mut theirs): (ByThread<'a>, ByThread<'a>) = Default::default();
+    // Each thread's marks, `true` for `threads`; a thread's place is looked up only when
+    // the thread changes (Chrome writes a thread's events in runs, one buffer chunk each).
+    let mut lists: Vec<(ThreadKey, bool, Vec<&'a TaskMark>)> = Vec::new();
+    let mut place: crate::vocab::FastMap<ThreadKey, Option<usize>> = Default::default();
+    let mut last: Option<(ThreadKey, Option<usize>)> = None;
     for m in marks {
-        if threads.binary_search(&m.thread).is_ok() {
-            mine.entry(m.thread).or_default().push(m);
-        } else if !others.is_empty() && others.binary_search(&m.thread).is_ok() {
-            theirs.entry(m.thread).or_default().push(m);
+        let slot = match last {
+            Some((thread, slot)) if thread == m.thread => slot,
+            _ => {
+                let slot = *place.entry(m.thread).or_insert_with(|| {
+                    let mine = threads.binary_search(&m.thread).is_ok();
+                    (mine || others.binary_search(&m.thread).is_ok()).then(|| {
+                        lists.push((m.thread, mine, Vec::new()));
+                        lists.len() - 1
+                    })
+                });
+                last = Some((m.thread, slot));
+                slot
+            }
+        };
+        if let Some(k) = slot {
+            lists[k].2.push(m);
         }
+    }
+    let (mut mine, mut theirs): (ByThread<'a>, ByThread<'a>) = Default::default();
+    for (thread, is_mine, list) in lists {
+        if is_mine { &mut mine } else { &mut theirs }.insert(thread, list);
     }
     let mut scratch = Diagnostics::default();
     (

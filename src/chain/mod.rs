@@ -302,6 +302,33 @@ pub struct TaskChain {
     pub reordered_unflagged: bool,
 }
 
+impl TaskChain {
+    /// A row for `task` before its window is read: no samples, no chain, `no_profile`.
+    fn empty(task: &LongTask) -> TaskChain {
+        TaskChain {
+            task: *task,
+            window_samples: 0,
+            target_samples: 0,
+            js_samples: 0,
+            stack_time: TimeDelta::ZERO,
+            confidence: 0.0,
+            status: ChainStatus::NoProfile,
+            flags: Flags::default(),
+            chain: Vec::new(),
+            unknown_samples: 0,
+            unreadable_chunks: 0,
+            stacks: Vec::new(),
+            leaf_urls: Vec::new(),
+            target_times: Vec::new(),
+            trigger: None,
+            alternatives: None,
+            timeline: None,
+            breakdown: None,
+            reordered_unflagged: false,
+        }
+    }
+}
+
 /// Gaps without samples longer than this inside a window set [`Flags::PROFILE_GAP`] (the
 /// default of [`ChainConfig::gap`]).
 pub(crate) const PROFILE_GAP: TimeDelta = TimeDelta::from_micros(10_000);
@@ -315,27 +342,7 @@ pub fn resolve(
     file: Option<&[u8]>,
     cfg: &ChainConfig,
 ) -> Option<TaskChain> {
-    let mut out = TaskChain {
-        task: *task,
-        window_samples: 0,
-        target_samples: 0,
-        js_samples: 0,
-        stack_time: TimeDelta::ZERO,
-        confidence: 0.0,
-        status: ChainStatus::NoProfile,
-        flags: Flags::default(),
-        chain: Vec::new(),
-        unknown_samples: 0,
-        unreadable_chunks: 0,
-        stacks: Vec::new(),
-        leaf_urls: Vec::new(),
-        target_times: Vec::new(),
-        trigger: None,
-        alternatives: None,
-        timeline: None,
-        breakdown: None,
-        reordered_unflagged: false,
-    };
+    let mut out = TaskChain::empty(task);
     out.flags.set(Flags::INCOMPLETE, task.incomplete);
     if !profiles.covers(task.thread) {
         return Some(out);
@@ -520,7 +527,8 @@ fn answer_in(
     let w = window::Weighted::new(profile, table, rows, window, file);
     let collapsed = recursion::Collapsed::of_window(&w, cfg.collapse);
     let pick = pick_in(&w, collapsed.as_ref(), cfg.method);
-    let mut alt = base.clone();
+    // A fresh row, not a clone of `base`: `apply` sets all it reads back.
+    let mut alt = TaskChain::empty(&base.task);
     apply(&mut alt, profile, pick.as_ref(), cfg.min_confidence);
     if w.len() < cfg.min_samples {
         alt.status = ChainStatus::LowConfidence;
