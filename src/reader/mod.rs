@@ -146,13 +146,13 @@ impl EntryIndex {
 impl EntryIndex {
     /// The entry points of `threads` (sorted) from a scan's lists.
     pub(crate) fn new(
-        entries: Vec<EntryPoint>,
+        entries: crate::scan::records::EntryPoints,
         installs: Vec<TimerInstall>,
         threads: &[ThreadKey],
     ) -> EntryIndex {
         // Counted first: each thread's list is allocated once, not grown by doubling.
         let mut counts: FastMap<ThreadKey, usize> = FastMap::default();
-        for e in &entries {
+        for e in entries.iter() {
             if threads.binary_search(&e.thread).is_ok() {
                 *counts.entry(e.thread).or_default() += 1;
             }
@@ -161,7 +161,7 @@ impl EntryIndex {
             .into_iter()
             .map(|(t, n)| (t, Vec::with_capacity(n)))
             .collect();
-        for e in entries {
+        for e in entries.into_entries() {
             if let Some(list) = by_thread.get_mut(&e.thread) {
                 list.push(e);
             }

@@ -150,15 +150,14 @@ struct MainFrameCommit {
     url: Option<String>,
 }
 
-/// What the parts of one parallel scan hold together (chunks and nodes by profile, entry
-/// points), counted before they are merged, so that the merged lists are made the size
+/// What the parts of one parallel scan hold together (chunks and nodes by profile; entry
+/// points are moved as lists, never copied: [`EntryPoints`]), counted before they are merged, so that the merged lists are made the size
 /// they end at ([`Collector::make_room`]). Only profiles with at least
 /// [`MergedSizes::LARGE`] chunks in some part are counted: growing a short list costs
 /// little, and a trace of many small profiles then costs no count of each.
 #[derive(Debug, Default)]
 pub(crate) struct MergedSizes {
     profiles: crate::vocab::FastMap<ProfileKey, (usize, usize)>,
-    entry_points: usize,
 }
 
 impl MergedSizes {
@@ -174,7 +173,6 @@ impl MergedSizes {
                     sizes.profiles.entry(key.clone()).or_default();
                 }
             }
-            sizes.entry_points += c.t.entry_points.len();
         }
         if !sizes.profiles.is_empty() {
             for c in parts {
@@ -1009,7 +1007,7 @@ impl Collector {
         self.commits.extend(commit);
     }
 
-    /// Makes this collector's lists (each profile's chunks and nodes, the entry points) the
+    /// Makes this collector's lists (each profile's chunks and nodes) the
     /// size `sizes` says they end at, so that merging the later parts in moves each record
     /// once rather than at every growth of the merged lists (a 1 GB trace's chunk list is
     /// ~56 MB, built from ~60 ranges). For the first part; [`Collector::merge_sized`] does
@@ -1018,8 +1016,6 @@ impl Collector {
         for (key, data) in self.t.profile_data.iter_mut() {
             data.make_room(sizes.profiles.get(key).copied());
         }
-        let more = sizes.entry_points.saturating_sub(self.t.entry_points.len());
-        self.t.entry_points.reserve(more);
     }
 
     /// Adds what `later` collected from the part of the file after this one's.
@@ -1033,7 +1029,7 @@ impl Collector {
         let t = later.t;
         self.t.thread_names.extend(t.thread_names);
         self.t.task_marks.append(t.task_marks);
-        self.t.entry_points.extend(t.entry_points);
+        self.t.entry_points.append(t.entry_points);
         self.t.timer_installs.extend(t.timer_installs);
         self.t.event_timings.extend(t.event_timings);
         self.t.frame_marks.extend(t.frame_marks);
@@ -1503,7 +1499,7 @@ mod tests {
         let mut c = Collector::over_file(file);
         crate::scan::walk(file, 1, usize::MAX, false, |ev| c.event(ev));
         let mut t = c.finish();
-        let list = &mut t.entry_points;
+        let list = t.entry_points.only_list();
         assert_eq!(list.len(), 4);
         assert!(
             list.iter()
@@ -1533,15 +1529,10 @@ mod tests {
         // A stream's collector keeps copies, read the same way without the file.
         let first = &file[1..find(b"},\n") + 1];
         let mut t = collect(&[std::str::from_utf8(first).unwrap()]);
-        assert!(matches!(
-            t.entry_points[0].raw_args(),
-            Some(RawArgs::Owned(_))
-        ));
-        read_entry_details(&mut t.entry_points, None, &mut parser, &mut d);
-        assert_eq!(
-            t.entry_points[0].detail(),
-            "onClick https://a.example/app.js:12:5"
-        );
+        let list = t.entry_points.only_list();
+        assert!(matches!(list[0].raw_args(), Some(RawArgs::Owned(_))));
+        read_entry_details(list, None, &mut parser, &mut d);
+        assert_eq!(list[0].detail(), "onClick https://a.example/app.js:12:5");
     }
 
     #[test]
@@ -1858,7 +1849,6 @@ mod tests {
         let key = |id: &str| (Pid(1), ProfileId(id.into()));
         assert_eq!(sizes.profiles.get(&key("0x1")), Some(&(1600, 0)));
         assert_eq!(sizes.profiles.get(&key("0x2")), None);
-        assert_eq!(sizes.entry_points, 3);
         let mut sized = part(1100, 3, 2);
         sized.make_room(&sizes);
         sized.merge_sized(two, Some(&sizes));

@@ -166,7 +166,7 @@ pub struct ScannedTrace {
     /// Task-like events and `B`/`E` marks, in file order.
     pub task_marks: TaskMarks,
     /// Entry-point events (`EventDispatch`, `FunctionCall`, `TimerFire`, …), in file order.
-    pub entry_points: Vec<EntryPoint>,
+    pub entry_points: EntryPoints,
     /// `TimerInstall` events, in file order.
     pub timer_installs: Vec<TimerInstall>,
     /// `EventTiming` begin and end events, in file order.

@@ -245,6 +245,65 @@ pub(crate) struct EntryDetail {
     timer_id: Option<i64>,
 }
 
+/// A trace's entry points in file order, kept as the lists the scan's ranges collected:
+/// joining two ranges moves lists and never copies entry points (a large trace has
+/// hundreds of thousands; each copy filled fresh pages), and only those of the threads in
+/// scope are copied once, by thread, into the reader's index.
+#[derive(Clone, Debug, Default)]
+pub struct EntryPoints {
+    lists: Vec<Vec<EntryPoint>>,
+}
+
+impl EntryPoints {
+    /// Adds `e` after the others.
+    pub fn push(&mut self, e: EntryPoint) {
+        match self.lists.last_mut() {
+            Some(list) => list.push(e),
+            None => self.lists.push(vec![e]),
+        }
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.lists.iter().map(Vec::len).sum()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.lists.iter().all(Vec::is_empty)
+    }
+
+    /// Appends `later`'s (from the part of the file after this one's), moving its lists.
+    pub fn append(&mut self, later: EntryPoints) {
+        self.lists
+            .extend(later.lists.into_iter().filter(|l| !l.is_empty()));
+    }
+
+    /// All of them, in file order.
+    pub fn iter(&self) -> impl Iterator<Item = &EntryPoint> {
+        self.lists.iter().flatten()
+    }
+
+    /// All of them, in file order, to be moved.
+    pub fn into_entries(self) -> impl Iterator<Item = EntryPoint> {
+        self.lists.into_iter().flatten()
+    }
+
+    /// The one list a single collector made (tests).
+    #[cfg(test)]
+    pub(crate) fn only_list(&mut self) -> &mut [EntryPoint] {
+        assert!(self.lists.len() <= 1, "{} lists", self.lists.len());
+        self.lists.first_mut().map_or(&mut [], |l| l.as_mut_slice())
+    }
+}
+
+/// Equal when they hold the same entry points in the same order (however split).
+impl PartialEq for EntryPoints {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
 /// An event's raw `args`, kept to be parsed later.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum RawArgs {
