@@ -427,10 +427,20 @@ impl Collector {
             | EntryKind::TimerFire
             | EntryKind::Script
             | EntryKind::Xhr
-            | EntryKind::ParseHtml
-            | EntryKind::StyleLayout => ev
+            | EntryKind::ParseHtml => ev
                 .args
                 .map_or(EntryArgs::None, |raw| EntryArgs::Unread(self.raw_args(raw))),
+            // Only a stack trace is read from a style or layout event's args: a stream's
+            // collector copies none without one (most have none).
+            EntryKind::StyleLayout => match ev.args {
+                Some(raw)
+                    if self.file_base.is_some()
+                        || memchr::memmem::find(raw, b"\"stackTrace\"").is_some() =>
+                {
+                    EntryArgs::Unread(self.raw_args(raw))
+                }
+                _ => EntryArgs::None,
+            },
             _ => EntryArgs::None,
         };
         self.t.entry_points.push(EntryPoint {
