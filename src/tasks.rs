@@ -194,7 +194,9 @@ fn top_level_of(
 ) -> HashMap<ThreadKey, Vec<TopLevelTask>> {
     let mut out = HashMap::new();
     for (thread, mut ms) in per_thread {
-        ms.sort_by_key(|m| (m.ts, m.order));
+        // `order` (the byte offset) tells every two marks apart: an unstable sort, in
+        // place, gives the stable order (a trace out of `ts` order sorts every mark).
+        ms.sort_unstable_by_key(|m| (m.ts, m.order));
         // The thread's last event (a task event's end): where a `B` that never ended ends.
         let thread_end = ms
             .iter()
@@ -268,7 +270,9 @@ fn top_level_of(
                 ));
             }
         }
-        tasks.sort_by_key(|(t, order)| (t.ts, std::cmp::Reverse(t.dur), *order));
+        tasks.sort_unstable_by_key(|(t, order)| {
+            (t.ts, std::cmp::Reverse(t.dur), *order, t.incomplete)
+        });
         // At most as many as the tasks: allocated once (grown by doubling, the list of a
         // trace with millions of tasks left its earlier copies resident).
         let mut top: Vec<TopLevelTask> = Vec::with_capacity(tasks.len());
