@@ -150,7 +150,6 @@ pub(crate) fn top_level_tasks_beside<'a>(
     HashMap<ThreadKey, Vec<TopLevelTask>>,
     HashMap<ThreadKey, Vec<TopLevelTask>>,
 ) {
-    type ByThread<'m> = crate::vocab::FastMap<ThreadKey, Vec<&'m TaskMark>>;
     // Each thread's marks, `true` for `threads`; a thread's place is looked up only when
     // the thread changes (Chrome writes a thread's events in runs, one buffer chunk each).
     let mut lists: Vec<(ThreadKey, bool, Vec<&'a TaskMark>)> = Vec::new();
@@ -175,20 +174,19 @@ pub(crate) fn top_level_tasks_beside<'a>(
             lists[k].2.push(m);
         }
     }
-    let (mut mine, mut theirs): (ByThread<'a>, ByThread<'a>) = Default::default();
-    for (thread, is_mine, list) in lists {
-        if is_mine { &mut mine } else { &mut theirs }.insert(thread, list);
-    }
+    let (mine, theirs): (Vec<_>, Vec<_>) = lists.into_iter().partition(|l| l.1);
+    let strip =
+        |v: Vec<(ThreadKey, bool, Vec<&'a TaskMark>)>| v.into_iter().map(|(t, _, l)| (t, l));
     let mut scratch = Diagnostics::default();
     (
-        top_level_of(mine, trace_end, diagnostics),
-        top_level_of(theirs, trace_end, &mut scratch),
+        top_level_of(strip(mine), trace_end, diagnostics),
+        top_level_of(strip(theirs), trace_end, &mut scratch),
     )
 }
 
-/// The top-level tasks of each thread's marks (in any order).
-fn top_level_of(
-    per_thread: crate::vocab::FastMap<ThreadKey, Vec<&TaskMark>>,
+/// The top-level tasks of each thread's marks (each thread once, marks in any order).
+fn top_level_of<'a>(
+    per_thread: impl IntoIterator<Item = (ThreadKey, Vec<&'a TaskMark>)>,
     trace_end: Timestamp,
     diagnostics: &mut Diagnostics,
 ) -> HashMap<ThreadKey, Vec<TopLevelTask>> {
