@@ -57,6 +57,11 @@ pub struct Settings {
     /// and not the scan's plus what the later stages take. `None` (the default): nothing
     /// is called. Called from the thread analysing the file.
     pub release_freed: Option<fn()>,
+    /// The process ends as soon as the run does (the binary sets it; `false` by default):
+    /// the bytes of each worker's last input and what its analysis no longer needs are
+    /// then left for the system to reclaim at exit, not freed one by one. Unmapping a
+    /// 1 GB trace and freeing its profiles took ~30 ms of a 0.55 s run.
+    pub exit_after_run: bool,
     /// Whether each input gets its `trace_id` ([`FileReport::trace_id`], each row's
     /// `trace_id`): SHA-256 of up to 2 MiB of the stored bytes, a cost felt over many small
     /// `.json.gz` files. On by default; the CLI asks for it only for the outputs that
@@ -110,6 +115,7 @@ impl Default for Settings {
             stage_done: None,
             row_sink: None,
             release_freed: None,
+            exit_after_run: false,
             trace_ids: true,
         }
     }

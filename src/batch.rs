@@ -281,8 +281,13 @@ pub(crate) fn for_each_handed(
                     if tx.send((i, Handed::Outcome(out))).is_err() {
                         return;
                     }
-                    // Freed while the report is written, before the next input is read.
-                    pool.install(|| later.drop_in_parallel());
+                    if settings.exit_after_run && next.load(Ordering::Relaxed) >= inputs.len() {
+                        // This worker's last input: the process exit reclaims it.
+                        std::mem::forget(later);
+                    } else {
+                        // Freed while the report is written, before the next input is read.
+                        pool.install(|| later.drop_in_parallel());
+                    }
                 }
             });
         }

@@ -754,8 +754,9 @@ impl AnalysisArgs {
             },
             progress: None,
             row_sink: None,
-            // The binary's to set: it chose the allocator.
+            // The binary's to set: it chose the allocator, and it ends when the run does.
             release_freed: None,
+            exit_after_run: false,
             stage_done: std::env::var_os("TASKCHAIN_TIMINGS").map(|_| {
                 crate::analyze::StageDone(std::sync::Arc::new(|file, stage, at| {
                     eprintln!("taskchain: timing: {file}: {stage} done at {at:?}");

@@ -120,12 +120,16 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::BAD_INPUT);
         }
     };
-    match &mut job {
-        Job::Report(cfg) => cfg.analysis.release_freed = Some(release_freed),
-        Job::Compare(cfg) => cfg.analysis.release_freed = Some(release_freed),
+    let analysis = match &mut job {
+        Job::Report(cfg) => Some(&mut cfg.analysis),
+        Job::Compare(cfg) => Some(&mut cfg.analysis),
         #[cfg(feature = "record")]
-        Job::Record(job) => job.report.analysis.release_freed = Some(release_freed),
-        Job::Completions(_) => {}
+        Job::Record(job) => Some(&mut job.report.analysis),
+        Job::Completions(_) => None,
+    };
+    if let Some(analysis) = analysis {
+        analysis.release_freed = Some(release_freed);
+        analysis.exit_after_run = true;
     }
     cli::remove_on_interrupt();
     let result = match &job {
