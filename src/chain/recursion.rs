@@ -40,8 +40,120 @@ struct Node {
 /// The collapsed stacks of one window's candidates.
 pub(super) struct Collapsed {
     nodes: Vec<Node>,
-    /// Window stack → its collapsed node (`u32::MAX`: no candidate on that stack).
+    /// Stack of the profile → its collapsed node (`NONE`: no candidate on that stack), at
+    /// least as long as the profile's stacks: taken from the thread's [`POOL`] and given
+    /// back, reset, when dropped.
     of_stack: Vec<u32>,
+    /// The window's stacks (the entries of `of_stack` set).
+    window_stacks: Vec<StackIndex>,
+}
+
+impl Drop for Collapsed {
+    fn drop(&mut self) {
+        let mut of_stack = std::mem::take(&mut self.of_stack);
+        for s in &self.window_stacks {
+            of_stack[s.index()] = NONE;
+        }
+        // None once the thread is ending: the vector is freed.
+        let _ = POOL.try_with(|pool| pool.borrow_mut().push(of_stack));
+    }
+}
+
+/// No step (or no node yet).
+const NONE: u32 = u32::MAX;
+
+/// Buffers of [`Collapsed::of_window`], kept by each thread from one window to the next
+/// (sized for a profile's stacks, they cost more to make per window than the collapse).
+#[derive(Default)]
+struct Scratch {
+    /// Stack of the profile → its step (`NONE`: not met by this window).
+    step_of: Vec<u32>,
+    /// The stacks met by this window.
+    steps: Vec<Step>,
+    /// Stack of the profile → true while it is being entered into `window_stacks`.
+    in_window: Vec<bool>,
+    /// The window's distinct stacks, ascending.
+    window_stacks: Vec<StackIndex>,
+    /// The collapsed node of each of `window_stacks`.
+    window_nodes: Vec<u32>,
+    /// The collapsed nodes made (copied out when something was merged).
+    nodes: Vec<Node>,
+    /// A stack and its callers not met yet, leaf first.
+    walk: Vec<StackIndex>,
+    /// Steps of a path not given a node yet, leaf first.
+    todo: Vec<u32>,
+    /// (parent node, frame) → node.
+    index: FastMap<(Option<u32>, FrameIndex), u32>,
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::default();
+    /// `Collapsed::of_stack` vectors, all `NONE`: a window's is as long as its profile's
+    /// stacks, and filling one per window cost more than the collapse. As many as were
+    /// alive at once (two: a task's window and a moved one, [`super::answer_in`]).
+    static POOL: std::cell::RefCell<Vec<Vec<u32>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A stack met by [`Collapsed::of_window`], as the last element of its collapsed path.
+#[derive(Clone, Copy, Debug)]
+struct Step {
+    /// The stack.
+    stack: StackIndex,
+    /// The step whose collapsed path is this one's without its last element (`NONE`: the
+    /// path has one element).
+    pre: u32,
+    /// The stack's frame (the last element's: the leaf is never merged away).
+    frame: FrameIndex,
+    /// Calls merged into the last element.
+    calls: u32,
+    /// True when a frame of the stack was merged (its path is shorter than the stack).
+    merged: bool,
+    /// Its collapsed node, once a window stack's path has passed it (`NONE` before).
+    node: u32,
+}
+
+impl Step {
+    /// The step of `stack`, whose frame is `frame` and whose caller is step `caller`
+    /// (`NONE`: a root stack), under `mode` (`Direct` or `All`). Appending a frame to a
+    /// stack changes its collapsed path only at its end (as `collapse` walks the stack): under
+    /// `Direct`, when the path ends in `frame`, that element takes one call more; under
+    /// `All`, when `frame` is an element of the path, the path is cut after it and it
+    /// takes one call more (its span now reaches the new innermost call, swallowing the
+    /// elements after it; a frame swallowed earlier is no element, and its span is left
+    /// as it was). Otherwise `frame` is appended with one call.
+    fn extend(
+        steps: &[Step],
+        caller: u32,
+        stack: StackIndex,
+        frame: FrameIndex,
+        mode: CollapseRecursion,
+    ) -> Step {
+        let mut same = caller;
+        while same != NONE && steps[same as usize].frame != frame {
+            same = match mode {
+                CollapseRecursion::All => steps[same as usize].pre,
+                _ => NONE,
+            };
+        }
+        match steps.get(same as usize) {
+            Some(s) => Step {
+                stack,
+                pre: s.pre,
+                frame,
+                calls: s.calls + 1,
+                merged: true,
+                node: NONE,
+            },
+            None => Step {
+                stack,
+                pre: caller,
+                frame,
+                calls: 1,
+                merged: steps.get(caller as usize).is_some_and(|c| c.merged),
+                node: NONE,
+            },
+        }
+    }
 }
 
 impl Collapsed {
@@ -53,53 +165,128 @@ impl Collapsed {
             return None;
         }
         let stacks = &w.profile.stacks;
-        // The window's distinct stacks, one per run of equal ones (samples mostly repeat
-        // their neighbour's stack), in stack order: a window holds a few of the profile's
-        // stacks, and a pass over all of them for each task cost more than the collapse.
-        let mut window_stacks: Vec<StackIndex> = w.stack_runs().map(|(s, _)| s).collect();
-        window_stacks.sort_unstable();
-        window_stacks.dedup();
-        let mut nodes: Vec<Node> = Vec::new();
-        // (window stack, its collapsed node), made a dense map only when there is recursion.
-        let mut of_window_stack: Vec<(StackIndex, u32)> = Vec::with_capacity(window_stacks.len());
-        let mut index: FastMap<(Option<u32>, FrameIndex), u32> = Default::default();
-        let (mut raw, mut path) = (Vec::new(), Vec::new());
-        let mut any = false;
-        // In stack order, so node order (the heaviest path's tie-break) follows the stacks'.
-        for &stack in &window_stacks {
-            raw.clear();
-            let mut cur = Some(stack);
-            while let Some(c) = cur {
-                raw.push(stacks.frame(c));
-                cur = stacks.parent(c);
+        SCRATCH.with_borrow_mut(|scratch| {
+            let Scratch {
+                step_of,
+                in_window,
+                steps,
+                window_stacks,
+                window_nodes,
+                nodes,
+                walk,
+                todo,
+                index,
+            } = scratch;
+            // Left by the last window (also one that panicked): every stack it met is reset.
+            for step in steps.drain(..) {
+                step_of[step.stack.index()] = NONE;
             }
-            raw.reverse();
-            collapse(&raw, mode, &mut path);
-            any |= path.len() < raw.len();
-            let mut parent = None;
-            for &(frame, depth) in &path {
-                let id = *index.entry((parent, frame)).or_insert_with(|| {
-                    nodes.push(Node {
-                        parent,
-                        frame,
-                        depth: 0,
+            if step_of.len() < stacks.len() {
+                step_of.resize(stacks.len(), NONE);
+                in_window.resize(stacks.len(), false);
+            }
+            // The window's distinct stacks (first met, by their runs), in stack order: a
+            // window holds a few of the profile's stacks, and a pass over all of them for
+            // each task cost more than the collapse.
+            window_stacks.clear();
+            for (s, _) in w.stack_runs() {
+                if !in_window[s.index()] {
+                    in_window[s.index()] = true;
+                    window_stacks.push(s);
+                }
+            }
+            for s in window_stacks.iter() {
+                in_window[s.index()] = false;
+            }
+            window_stacks.sort_unstable();
+            // Cleared in time proportional to its capacity: a map grown by one large window
+            // is dropped rather than cleared for every small one after it.
+            if index.capacity() > 64 * window_stacks.len().max(64) {
+                *index = FastMap::default();
+            } else {
+                index.clear();
+            }
+            nodes.clear();
+            window_nodes.clear();
+            let mut any = false;
+            // In stack order, so node order (the heaviest path's tie-break) follows the
+            // stacks'.
+            for &stack in window_stacks.iter() {
+                // Each stack met (a window stack or one of its callers) gets its step once:
+                // its collapsed path is its caller's extended by one frame (see
+                // [`Step::extend`]), so a stack's walk stops at the first caller met.
+                walk.clear();
+                let mut cur = Some(stack);
+                let mut met = NONE;
+                while let Some(c) = cur {
+                    met = step_of[c.index()];
+                    if met != NONE {
+                        break;
+                    }
+                    walk.push(c);
+                    cur = stacks.parent(c);
+                }
+                for &c in walk.iter().rev() {
+                    let step = Step::extend(steps, met, c, stacks.frame(c), mode);
+                    met = steps.len() as u32;
+                    steps.push(step);
+                    step_of[c.index()] = met;
+                }
+                let top = met;
+                any |= steps[top as usize].merged;
+                // The nodes of the stack's collapsed path not made yet, made root first (the
+                // order of a walk of the whole path). The steps from the stack's along `pre`
+                // are its path's elements leaf first, each the whole path of a caller (with
+                // the calls merged into it on this path): each sets its node's depth once.
+                todo.clear();
+                let mut i = top;
+                while i != NONE && steps[i as usize].node == NONE {
+                    todo.push(i);
+                    i = steps[i as usize].pre;
+                }
+                let mut parent = (i != NONE).then(|| steps[i as usize].node);
+                for &i in todo.iter().rev() {
+                    let step = &mut steps[i as usize];
+                    let id = *index.entry((parent, step.frame)).or_insert_with(|| {
+                        nodes.push(Node {
+                            parent,
+                            frame: step.frame,
+                            depth: 0,
+                        });
+                        (nodes.len() - 1) as u32
                     });
-                    (nodes.len() - 1) as u32
-                });
-                let n = &mut nodes[id as usize];
-                n.depth = n.depth.max(depth);
-                parent = Some(id);
+                    let n = &mut nodes[id as usize];
+                    n.depth = n.depth.max(step.calls);
+                    step.node = id;
+                    parent = Some(id);
+                }
+                window_nodes.push(steps[top as usize].node);
             }
-            of_window_stack.push((stack, parent.unwrap_or(u32::MAX)));
-        }
-        if !any {
-            return None;
-        }
-        let mut of_stack = vec![u32::MAX; stacks.len()];
-        for (stack, node) in of_window_stack {
-            of_stack[stack.index()] = node;
-        }
-        Some(Collapsed { nodes, of_stack })
+            if !any {
+                return None;
+            }
+            let mut of_stack = POOL.with_borrow_mut(Vec::pop).unwrap_or_default();
+            if of_stack.len() < stacks.len() {
+                of_stack.resize(stacks.len(), NONE);
+            }
+            for (stack, &node) in window_stacks.iter().zip(window_nodes.iter()) {
+                of_stack[stack.index()] = node;
+            }
+            Some(Collapsed {
+                nodes: nodes.clone(),
+                of_stack,
+                window_stacks: window_stacks.clone(),
+            })
+        })
+    }
+
+    /// The nodes as (parent, frame, depth), in the order they were made.
+    #[cfg(test)]
+    pub(super) fn nodes(&self) -> Vec<(Option<u32>, FrameIndex, u32)> {
+        self.nodes
+            .iter()
+            .map(|n| (n.parent, n.frame, n.depth))
+            .collect()
     }
 
     /// Number of collapsed nodes.
@@ -177,8 +364,14 @@ impl Collapsed {
     }
 }
 
-/// `raw` (frames root → leaf) collapsed under `mode` into `out` as (frame, calls merged).
-fn collapse(raw: &[FrameIndex], mode: CollapseRecursion, out: &mut Vec<(FrameIndex, u32)>) {
+/// `raw` (frames root → leaf) collapsed under `mode` into `out` as (frame, calls merged):
+/// the definition that [`Step::extend`] follows one frame at a time (kept for the tests).
+#[cfg(test)]
+pub(super) fn collapse(
+    raw: &[FrameIndex],
+    mode: CollapseRecursion,
+    out: &mut Vec<(FrameIndex, u32)>,
+) {
     out.clear();
     match mode {
         CollapseRecursion::None => out.extend(raw.iter().map(|&f| (f, 1))),

@@ -712,3 +712,178 @@ fn leaf_urls_count_the_window_samples_by_their_leaf_frames_url() {
     let expected = [("a.js", 1), ("b.js", 1)].map(|(u, n)| (u.to_string(), n));
     assert_eq!(c.leaf_urls, expected);
 }
+
+/// A window over all of profile 0's samples of `ps` (`end` µs past the last one).
+fn whole_window(ps: &ProfileSet, end: i64) -> (SampleTable, window::Window) {
+    let window = window::Window {
+        start: Timestamp::from_micros(0),
+        end: Timestamp::from_micros(end),
+    };
+    let table = ps.profiles[0].window(window.start, window.end, None).table;
+    (table, window)
+}
+
+/// Collapsed nodes as (parent, function, depth) and each sampled stack's node, by the
+/// definition: every window stack in stack order walked to the root, collapsed whole, and
+/// its path entered into a trie of (parent, frame) ([`recursion::collapse`]); `None`
+/// without anything merged.
+#[allow(clippy::type_complexity)]
+fn collapsed_by_definition(
+    w: &window::Weighted<'_>,
+    mode: CollapseRecursion,
+) -> Option<(Vec<(Option<u32>, FrameIndex, u32)>, Vec<(StackIndex, u32)>)> {
+    let stacks = &w.profile.stacks;
+    let mut window_stacks: Vec<StackIndex> = w.stack_runs().map(|(s, _)| s).collect();
+    window_stacks.sort_unstable();
+    window_stacks.dedup();
+    let mut nodes: Vec<(Option<u32>, FrameIndex, u32)> = Vec::new();
+    let mut of_stack = Vec::new();
+    let mut any = false;
+    for &stack in &window_stacks {
+        let mut raw = Vec::new();
+        let mut cur = Some(stack);
+        while let Some(c) = cur {
+            raw.push(stacks.frame(c));
+            cur = stacks.parent(c);
+        }
+        raw.reverse();
+        let mut path = Vec::new();
+        recursion::collapse(&raw, mode, &mut path);
+        any |= path.len() < raw.len();
+        let mut parent = None;
+        for (frame, depth) in path {
+            let id = match nodes.iter().position(|n| (n.0, n.1) == (parent, frame)) {
+                Some(i) => i,
+                None => {
+                    nodes.push((parent, frame, 0));
+                    nodes.len() - 1
+                }
+            };
+            nodes[id].2 = nodes[id].2.max(depth);
+            parent = Some(id as u32);
+        }
+        of_stack.push((stack, parent.unwrap()));
+    }
+    any.then_some((nodes, of_stack))
+}
+
+#[test]
+fn collapsed_nodes_are_made_only_on_the_window_stacks_paths_with_their_deepest_calls() {
+    // (root) > a > f > g > f > h > g, and f > f > k beside: under All, a>f>g>f>h>g is
+    // a > f ×2 > h > g (f's span swallows g), a>f>g>f is a > f ×2, a>f>f>k is a > f ×2 > k.
+    let nodes = vec![
+        node(1, None, "(root)"),
+        node(2, Some(1), "a"),
+        node(3, Some(2), "f"),
+        node(4, Some(3), "g"),
+        node(5, Some(4), "f"),
+        node(6, Some(5), "h"),
+        node(7, Some(6), "g"),
+        node(8, Some(3), "f"),
+        node(9, Some(8), "k"),
+    ];
+    let all = |samples: &[(i64, i64)]| {
+        let ps = profile_set(nodes.clone(), samples, None);
+        let (table, window) = whole_window(&ps, 1_000);
+        let w = window::Weighted::new(&ps.profiles[0], &table, 0..table.len(), &window, None);
+        let c = recursion::Collapsed::of_window(&w, CollapseRecursion::All).unwrap();
+        let p = &ps.profiles[0];
+        let name = |f: FrameIndex| p.frames.get(f).function_name.to_string();
+        let made: Vec<(Option<u32>, String, u32)> = c
+            .nodes()
+            .into_iter()
+            .map(|(parent, f, depth)| (parent, name(f), depth))
+            .collect();
+        // Each sample's node, in time order.
+        let of: Vec<u32> = table.stack.iter().map(|&s| c.node_of(s)).collect();
+        (made, of)
+    };
+    let n = |parent: Option<u32>, f: &str, depth| (parent, f.to_string(), depth);
+    // Only the deepest stack sampled: a>f>g's g (under f) is on no sampled path, so no
+    // node; f is ×2.
+    let (made, of) = all(&[(0, 7)]);
+    assert_eq!(
+        made,
+        [
+            n(None, "(root)", 1),
+            n(Some(0), "a", 1),
+            n(Some(1), "f", 2),
+            n(Some(2), "h", 1),
+            n(Some(3), "g", 1)
+        ]
+    );
+    assert_eq!(of, [4]);
+    // Sampled deepest first in time, then a>f>g, a>f>g>f, a>f>f>k, a>f: nodes are made in
+    // stack order (a>f, a>f>g, a>f>g>f, ...>h>g, a>f>f>k), each path root first; f's depth
+    // is 2 from either deep path.
+    let (made, of) = all(&[(0, 7), (10, 4), (20, 5), (30, 9), (40, 3)]);
+    assert_eq!(
+        made,
+        [
+            n(None, "(root)", 1),
+            n(Some(0), "a", 1),
+            n(Some(1), "f", 2),
+            n(Some(2), "g", 1),
+            n(Some(2), "h", 1),
+            n(Some(4), "g", 1),
+            n(Some(2), "k", 1)
+        ]
+    );
+    assert_eq!(of, [5, 3, 2, 6, 2]);
+}
+
+#[test]
+fn collapsed_nodes_match_the_definition_on_generated_trees() {
+    // Trees of 2–60 nodes over 4 function names (so recursion, direct and mutual, is
+    // everywhere), a random subset of nodes sampled in random order; the nodes made and
+    // each stack's node must equal the walk of every stack to the root.
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut checked = [0usize; 2];
+    for _ in 0..400 {
+        let len = 2 + next(59) as i64;
+        let mut nodes = vec![node(1, None, "(root)")];
+        for id in 2..=len {
+            // Mostly the newest nodes as parents, so trees grow deep.
+            let back = next(4).min(id as u64 - 2) as i64;
+            let parent = if next(5) == 0 {
+                1 + next(id as u64 - 1) as i64
+            } else {
+                id - 1 - back
+            };
+            nodes.push(node(
+                id,
+                Some(parent),
+                ["f", "g", "h", "k"][next(4) as usize],
+            ));
+        }
+        let samples: Vec<(i64, i64)> = (0..1 + next(30) as i64)
+            .map(|i| (i * 10, 1 + next(len as u64) as i64))
+            .collect();
+        let ps = profile_set(nodes, &samples, None);
+        let (table, window) = whole_window(&ps, samples.len() as i64 * 10);
+        let w = window::Weighted::new(&ps.profiles[0], &table, 0..table.len(), &window, None);
+        for (k, mode) in [CollapseRecursion::Direct, CollapseRecursion::All]
+            .into_iter()
+            .enumerate()
+        {
+            let got = recursion::Collapsed::of_window(&w, mode);
+            let want = collapsed_by_definition(&w, mode);
+            assert_eq!(got.is_some(), want.is_some());
+            if let (Some(got), Some((nodes, of_stack))) = (got, want) {
+                assert_eq!(got.nodes(), nodes);
+                for (s, n) in of_stack {
+                    assert_eq!(got.node_of(s), n);
+                }
+                checked[k] += 1;
+            }
+        }
+    }
+    // Both modes met recursion in many windows.
+    assert!(checked.iter().all(|&n| n > 100), "{checked:?}");
+}
