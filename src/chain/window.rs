@@ -5,6 +5,26 @@ use crate::profile::{CpuProfile, SampleTable, StackIndex};
 use crate::tasks::LongTask;
 use crate::time::{TimeDelta, Timestamp};
 
+/// Not a group met yet, in [`GroupScratch::local`].
+const NO_GROUP: u32 = u32::MAX;
+
+/// Buffers of [`Weighted::largest_group`], kept by each thread from one window to the
+/// next: a table as long as the profile's stacks, made for each window, cost more than
+/// counting the window's runs.
+#[derive(Default)]
+struct GroupScratch {
+    /// Group → its index in `met` (`NO_GROUP`: not met by this window).
+    local: Vec<u32>,
+    /// The window's groups, in the order their first runs come.
+    met: Vec<usize>,
+    /// Per group of `met`: (count, first position, time).
+    groups: Vec<(usize, usize, TimeDelta)>,
+}
+
+thread_local! {
+    static GROUPS: std::cell::RefCell<GroupScratch> = std::cell::RefCell::default();
+}
+
 /// `[ts − lookback, ts + dur)`: half-open, as DevTools counts a sample at exactly
 /// `ts + dur` in the next task (docs/METHOD.md §1 step 1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,28 +270,42 @@ impl<'p> Weighted<'p> {
         n: usize,
         group: impl Fn(StackIndex) -> usize,
     ) -> Option<(usize, usize, TimeDelta, bool)> {
-        // Per group: (count, first position, time), indexed densely. Run by run: a group's
-        // time is the sum of its runs' (weights are never negative, so adding the runs'
-        // saturating sums saturates where adding every weight would).
-        let mut groups: Vec<(usize, usize, TimeDelta)> = vec![(0, usize::MAX, TimeDelta::ZERO); n];
-        for run in &self.runs {
-            let e = &mut groups[group(run.stack)];
-            if e.0 == 0 {
-                e.1 = run.start;
+        GROUPS.with_borrow_mut(|scratch| {
+            let GroupScratch { local, met, groups } = scratch;
+            // What the last window set (also one left half done by a panic) is reset.
+            for g in met.drain(..) {
+                local[g] = NO_GROUP;
             }
-            e.0 += run.len();
-            e.2 = e.2 + self.run_weight(run);
-        }
-        let (g, &(samples, _, time)) = groups
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| e.0 > 0)
-            .max_by_key(|(_, e)| (e.0, std::cmp::Reverse(e.1)))?;
-        let tied = groups
-            .iter()
-            .enumerate()
-            .any(|(s, e)| s != g && e.0 == samples);
-        Some((g, samples, time, tied))
+            if local.len() < n {
+                local.resize(n, NO_GROUP);
+            }
+            // Per group, in the order met: (count, first position, time). Run by run: a
+            // group's time is the sum of its runs' (weights are never negative, so adding
+            // the runs' saturating sums saturates where adding every weight would).
+            groups.clear();
+            for run in &self.runs {
+                let g = group(run.stack);
+                let mut l = local[g];
+                if l == NO_GROUP {
+                    l = met.len() as u32;
+                    local[g] = l;
+                    met.push(g);
+                    groups.push((0, run.start, TimeDelta::ZERO));
+                }
+                let e = &mut groups[l as usize];
+                e.0 += run.len();
+                e.2 = e.2 + self.run_weight(run);
+            }
+            let (l, &(samples, _, time)) = groups
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, e)| (e.0, std::cmp::Reverse(e.1)))?;
+            let tied = groups
+                .iter()
+                .enumerate()
+                .any(|(k, e)| k != l && e.0 == samples);
+            Some((met[l], samples, time, tied))
+        })
     }
 
     /// True when some stretch of the window without a sample is longer than `gap`: from the
