@@ -199,18 +199,7 @@ impl Collapsed {
                 in_window[s.index()] = false;
             }
             window_stacks.sort_unstable();
-            // Cleared in time proportional to its capacity: a map grown by one large window
-            // is dropped rather than cleared for every small one after it.
-            if index.capacity() > 64 * window_stacks.len().max(64) {
-                *index = FastMap::default();
-            } else {
-                index.clear();
-            }
-            nodes.clear();
-            window_nodes.clear();
             let mut any = false;
-            // In stack order, so node order (the heaviest path's tie-break) follows the
-            // stacks'.
             for &stack in window_stacks.iter() {
                 // Each stack met (a window stack or one of its callers) gets its step once:
                 // its collapsed path is its caller's extended by one frame (see
@@ -232,8 +221,24 @@ impl Collapsed {
                     steps.push(step);
                     step_of[c.index()] = met;
                 }
-                let top = met;
-                any |= steps[top as usize].merged;
+                any |= steps[met as usize].merged;
+            }
+            if !any {
+                return None;
+            }
+            // Cleared in time proportional to its capacity: a map grown by one large window
+            // is dropped rather than cleared for every small one after it.
+            if index.capacity() > 64 * window_stacks.len().max(64) {
+                *index = FastMap::default();
+            } else {
+                index.clear();
+            }
+            nodes.clear();
+            window_nodes.clear();
+            // In stack order, so node order (the heaviest path's tie-break) follows the
+            // stacks'.
+            for &stack in window_stacks.iter() {
+                let top = step_of[stack.index()];
                 // The nodes of the stack's collapsed path not made yet, made root first (the
                 // order of a walk of the whole path). The steps from the stack's along `pre`
                 // are its path's elements leaf first, each the whole path of a caller (with
@@ -261,9 +266,6 @@ impl Collapsed {
                     parent = Some(id);
                 }
                 window_nodes.push(steps[top as usize].node);
-            }
-            if !any {
-                return None;
             }
             let mut of_stack = POOL.with_borrow_mut(Vec::pop).unwrap_or_default();
             if of_stack.len() < stacks.len() {
