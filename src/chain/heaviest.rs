@@ -4,29 +4,48 @@
 //! function (deep recursion, inlining), where exact-stack groups split the samples.
 
 use super::Pick;
-use super::window::Weighted;
+use super::window::{Places, Weighted};
 use crate::profile::{FrameKind, StackIndex};
 use crate::time::TimeDelta;
 
 /// The heaviest path's last stack, with the samples and time of its subtree.
-/// Linear in samples + stacks: each sample's time goes to its own stack, then flows to
-/// the parents (which always have smaller indices), and each stack remembers its heaviest
-/// child.
+/// Linear in samples + the window's stacks and their callers: each sample's time goes to
+/// its own stack, then flows to the parents (which always have smaller indices), and each
+/// stack remembers its heaviest child.
 pub(super) fn heaviest_path(w: &Weighted<'_>) -> Option<Pick> {
     let stacks = &w.profile.stacks;
-    let (stack, samples, time) = descend(
-        w,
-        stacks.len(),
-        |s| s.index(),
-        |s| stacks.parent(StackIndex::new(s)).map(|p| p.index()),
-        |s| w.profile.frames.kind(stacks.frame(StackIndex::new(s))) == FrameKind::Root,
-    )?;
-    Some(Pick {
-        target: super::Target::Stack(StackIndex::new(stack)),
-        samples,
-        time,
-        tied: false,
-        subtree: true,
+    Places::with(stacks.len(), |places| {
+        // The window's stacks and their callers (a stack met has its callers entered),
+        // in stack order: parents before children, and the smaller stack first for ties.
+        for run in w.runs() {
+            let mut cur = Some(run.stack);
+            while let Some(s) = cur
+                && places.enter(s.index()).1
+            {
+                cur = stacks.parent(s);
+            }
+        }
+        places.sort();
+        let (place, samples, time) = descend(
+            w,
+            places.keys().len(),
+            |s| places.get(s.index()),
+            |p| {
+                let s = StackIndex::new(places.keys()[p]);
+                stacks.parent(s).map(|c| places.get(c.index()))
+            },
+            |p| {
+                let s = StackIndex::new(places.keys()[p]);
+                w.profile.frames.kind(stacks.frame(s)) == FrameKind::Root
+            },
+        )?;
+        Some(Pick {
+            target: super::Target::Stack(StackIndex::new(places.keys()[place])),
+            samples,
+            time,
+            tied: false,
+            subtree: true,
+        })
     })
 }
 

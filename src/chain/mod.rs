@@ -551,15 +551,21 @@ fn target_filter<'w>(
             Box::new(move |r| r == s)
         }
         (Target::Stack(s), _) => {
-            // A stack is under `s` when its parent is (parents come first).
-            let mut under = vec![false; stacks.len()];
-            under[s.index()] = true;
-            for i in s.index() + 1..stacks.len() {
-                under[i] = stacks
-                    .parent(StackIndex::new(i))
-                    .is_some_and(|p| under[p.index()]);
-            }
-            Box::new(move |r| under[r.index()])
+            // A stack is under `s` when `s` is among its callers, which have smaller
+            // indices than the stacks they call: the walk up stops below `s`.
+            let s = *s;
+            Box::new(move |r| {
+                let mut cur = Some(r);
+                while let Some(c) = cur
+                    && c >= s
+                {
+                    if c == s {
+                        return true;
+                    }
+                    cur = stacks.parent(c);
+                }
+                false
+            })
         }
         (Target::Collapsed(..), None) => Box::new(|_| false),
     }

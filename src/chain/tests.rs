@@ -713,6 +713,37 @@ fn leaf_urls_count_the_window_samples_by_their_leaf_frames_url() {
     assert_eq!(c.leaf_urls, expected);
 }
 
+/// Pseudo-random numbers below `n` (xorshift from `seed`), for generated trees.
+fn below(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    }
+}
+
+/// A tree of 2–60 nodes named from `names` (so functions repeat: recursion, direct and
+/// mutual), mostly grown from its newest nodes so it is deep, and 2–40 samples 10 µs
+/// apart on random nodes.
+fn generated(next: &mut impl FnMut(u64) -> u64, names: [&str; 4]) -> (Vec<Node>, Vec<(i64, i64)>) {
+    let len = 2 + next(59) as i64;
+    let mut nodes = vec![node(1, None, "(root)")];
+    for id in 2..=len {
+        let back = next(4).min(id as u64 - 2) as i64;
+        let parent = if next(5) == 0 {
+            1 + next(id as u64 - 1) as i64
+        } else {
+            id - 1 - back
+        };
+        nodes.push(node(id, Some(parent), names[next(4) as usize]));
+    }
+    let samples = (0..2 + next(39) as i64)
+        .map(|i| (i * 10, 1 + next(len as u64) as i64))
+        .collect();
+    (nodes, samples)
+}
+
 /// A window over all of profile 0's samples of `ps` (`end` µs past the last one).
 fn whole_window(ps: &ProfileSet, end: i64) -> (SampleTable, window::Window) {
     let window = window::Window {
@@ -837,34 +868,10 @@ fn collapsed_nodes_match_the_definition_on_generated_trees() {
     // Trees of 2–60 nodes over 4 function names (so recursion, direct and mutual, is
     // everywhere), a random subset of nodes sampled in random order; the nodes made and
     // each stack's node must equal the walk of every stack to the root.
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut next = below(0x2545_f491_4f6c_dd1d);
     let mut checked = [0usize; 2];
     for _ in 0..400 {
-        let len = 2 + next(59) as i64;
-        let mut nodes = vec![node(1, None, "(root)")];
-        for id in 2..=len {
-            // Mostly the newest nodes as parents, so trees grow deep.
-            let back = next(4).min(id as u64 - 2) as i64;
-            let parent = if next(5) == 0 {
-                1 + next(id as u64 - 1) as i64
-            } else {
-                id - 1 - back
-            };
-            nodes.push(node(
-                id,
-                Some(parent),
-                ["f", "g", "h", "k"][next(4) as usize],
-            ));
-        }
-        let samples: Vec<(i64, i64)> = (0..1 + next(30) as i64)
-            .map(|i| (i * 10, 1 + next(len as u64) as i64))
-            .collect();
+        let (nodes, samples) = generated(&mut next, ["f", "g", "h", "k"]);
         let ps = profile_set(nodes, &samples, None);
         let (table, window) = whole_window(&ps, samples.len() as i64 * 10);
         let w = window::Weighted::new(&ps.profiles[0], &table, 0..table.len(), &window, None);
@@ -886,4 +893,81 @@ fn collapsed_nodes_match_the_definition_on_generated_trees() {
     }
     // Both modes met recursion in many windows.
     assert!(checked.iter().all(|&n| n > 100), "{checked:?}");
+}
+
+#[test]
+fn window_local_picks_match_the_tables_over_all_stacks_on_generated_trees() {
+    // Largest stack, heaviest path and the heaviest path's subtree filter work over the
+    // window's stacks (and their callers) only; here they must equal the same rules over
+    // tables of every stack of the profile (the definition), on generated trees with
+    // windows over part of the samples (so some stacks are not in the window).
+    let mut next = below(0x9e37_79b9_7f4a_7c15);
+    let mut deep = 0;
+    for _ in 0..300 {
+        let (nodes, samples) = generated(&mut next, ["f", "g", "h", "(program)"]);
+        let ps = profile_set(nodes, &samples, None);
+        let p = &ps.profiles[0];
+        let (table, window) = whole_window(&ps, samples.len() as i64 * 10);
+        // The window's rows: the later part of the samples.
+        let from = next(table.len() as u64 / 2) as usize;
+        let rows = from..table.len();
+        let w = window::Weighted::new(p, &table, rows, &window, None);
+        let stacks = &p.stacks;
+        let all = stacks.len();
+
+        // Largest stack: (count, first position, time) per stack of the profile.
+        let mut groups = vec![(0usize, usize::MAX, TimeDelta::ZERO); all];
+        for run in w.runs() {
+            let e = &mut groups[run.stack.index()];
+            if e.0 == 0 {
+                e.1 = run.start;
+            }
+            e.0 += run.len();
+            e.2 = e.2 + w.run_weight(run);
+        }
+        let (g, &(samples_of, _, time)) = groups
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.0 > 0)
+            .max_by_key(|(_, e)| (e.0, std::cmp::Reverse(e.1)))
+            .unwrap();
+        let tied = groups
+            .iter()
+            .enumerate()
+            .any(|(s, e)| s != g && e.0 == samples_of);
+        assert_eq!(
+            w.largest_group(all, |s| s.index()),
+            Some((g, samples_of, time, tied))
+        );
+
+        // Heaviest path over every stack of the profile.
+        let (s, n, t) = heaviest::descend(
+            &w,
+            all,
+            |s| s.index(),
+            |s| stacks.parent(StackIndex::new(s)).map(|p| p.index()),
+            |s| p.frames.kind(stacks.frame(StackIndex::new(s))) == FrameKind::Root,
+        )
+        .unwrap();
+        let pick = heaviest::heaviest_path(&w).unwrap();
+        assert_eq!(
+            (pick.target.clone(), pick.samples, pick.time),
+            (Target::Stack(StackIndex::new(s)), n, t)
+        );
+        deep += usize::from(stacks.parent(StackIndex::new(s)).is_some());
+        // Its subtree: a stack is under `s` when its parent is (parents come first).
+        let mut under = vec![false; all];
+        under[s] = true;
+        for i in s + 1..all {
+            under[i] = stacks
+                .parent(StackIndex::new(i))
+                .is_some_and(|p| under[p.index()]);
+        }
+        let is_target = target_filter(&w, None, &pick);
+        for (i, &u) in under.iter().enumerate() {
+            assert_eq!(is_target(StackIndex::new(i)), u, "stack {i} under {s}");
+        }
+    }
+    // Most paths went past the root.
+    assert!(deep > 200, "{deep}");
 }

@@ -5,24 +5,70 @@ use crate::profile::{CpuProfile, SampleTable, StackIndex};
 use crate::tasks::LongTask;
 use crate::time::{TimeDelta, Timestamp};
 
-/// Not a group met yet, in [`GroupScratch::local`].
-const NO_GROUP: u32 = u32::MAX;
+/// No place, in [`Places`].
+const NO_PLACE: u32 = u32::MAX;
 
-/// Buffers of [`Weighted::largest_group`], kept by each thread from one window to the
-/// next: a table as long as the profile's stacks, made for each window, cost more than
-/// counting the window's runs.
+/// A map from keys below some `n` (a profile's stacks, a window's collapsed nodes) to
+/// places 0, 1, 2… given in the order keys are entered, one per thread and emptied by the
+/// entries it holds: a table as long as the profile's stacks, made for each window, cost
+/// more than the window's own work.
 #[derive(Default)]
-struct GroupScratch {
-    /// Group → its index in `met` (`NO_GROUP`: not met by this window).
-    local: Vec<u32>,
-    /// The window's groups, in the order their first runs come.
-    met: Vec<usize>,
-    /// Per group of `met`: (count, first position, time).
-    groups: Vec<(usize, usize, TimeDelta)>,
+pub(super) struct Places {
+    /// Key → its place (`NO_PLACE`: not entered).
+    place: Vec<u32>,
+    /// The keys entered, by place.
+    keys: Vec<usize>,
 }
 
 thread_local! {
-    static GROUPS: std::cell::RefCell<GroupScratch> = std::cell::RefCell::default();
+    static PLACES: std::cell::RefCell<Places> = std::cell::RefCell::default();
+}
+
+impl Places {
+    /// Runs `f` with this thread's map, empty, for keys below `n` (not from inside
+    /// another `f` on the same thread: that panics).
+    pub(super) fn with<R>(n: usize, f: impl FnOnce(&mut Places) -> R) -> R {
+        PLACES.with_borrow_mut(|p| {
+            // Emptied here rather than after `f`, so a panic inside it leaves nothing set.
+            for k in p.keys.drain(..) {
+                p.place[k] = NO_PLACE;
+            }
+            if p.place.len() < n {
+                p.place.resize(n, NO_PLACE);
+            }
+            f(p)
+        })
+    }
+
+    /// The place of `key`, given when it is new (then also `true`).
+    pub(super) fn enter(&mut self, key: usize) -> (usize, bool) {
+        match self.place[key] {
+            NO_PLACE => {
+                self.place[key] = self.keys.len() as u32;
+                self.keys.push(key);
+                (self.keys.len() - 1, true)
+            }
+            p => (p as usize, false),
+        }
+    }
+
+    /// The place of `key` (entered before).
+    pub(super) fn get(&self, key: usize) -> usize {
+        self.place[key] as usize
+    }
+
+    /// The keys entered, by place.
+    pub(super) fn keys(&self) -> &[usize] {
+        &self.keys
+    }
+
+    /// Sorts the keys and gives them their places in that order.
+    pub(super) fn sort(&mut self) {
+        self.keys.sort_unstable();
+        for (i, &k) in self.keys.iter().enumerate() {
+            self.place[k] = i as u32;
+        }
+    }
 }
 
 /// `[ts − lookback, ts + dur)`: half-open, as DevTools counts a sample at exactly
@@ -270,29 +316,17 @@ impl<'p> Weighted<'p> {
         n: usize,
         group: impl Fn(StackIndex) -> usize,
     ) -> Option<(usize, usize, TimeDelta, bool)> {
-        GROUPS.with_borrow_mut(|scratch| {
-            let GroupScratch { local, met, groups } = scratch;
-            // What the last window set (also one left half done by a panic) is reset.
-            for g in met.drain(..) {
-                local[g] = NO_GROUP;
-            }
-            if local.len() < n {
-                local.resize(n, NO_GROUP);
-            }
+        Places::with(n, |places| {
             // Per group, in the order met: (count, first position, time). Run by run: a
             // group's time is the sum of its runs' (weights are never negative, so adding
             // the runs' saturating sums saturates where adding every weight would).
-            groups.clear();
+            let mut groups: Vec<(usize, usize, TimeDelta)> = Vec::new();
             for run in &self.runs {
-                let g = group(run.stack);
-                let mut l = local[g];
-                if l == NO_GROUP {
-                    l = met.len() as u32;
-                    local[g] = l;
-                    met.push(g);
+                let (l, new) = places.enter(group(run.stack));
+                if new {
                     groups.push((0, run.start, TimeDelta::ZERO));
                 }
-                let e = &mut groups[l as usize];
+                let e = &mut groups[l];
                 e.0 += run.len();
                 e.2 = e.2 + self.run_weight(run);
             }
@@ -304,7 +338,7 @@ impl<'p> Weighted<'p> {
                 .iter()
                 .enumerate()
                 .any(|(k, e)| k != l && e.0 == samples);
-            Some((met[l], samples, time, tied))
+            Some((places.keys()[l], samples, time, tied))
         })
     }
 
