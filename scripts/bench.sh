@@ -80,9 +80,13 @@ mb() { awk "BEGIN{printf \"%.0f\", $1/1e6}"; }
 # Runs "${cmd[@]}" once; keeps its wall time, CPU time, peak RSS and peak anonymous RSS
 # in wall, cpu, rss and anon under $reader when it is the reader's best wall time so far.
 measure_best() {
-  local line w c r a
+  local line w c r a x
   line=$(python3 scripts/measure.py -- "${cmd[@]}" 2>/dev/null)
   w=${line#wall_s=}; w=${w%% *}
+  # A reader that could not read the input (exit code 2 or more; 1 is a failed gate): the
+  # baseline then gets no ratio, its time not being a reading of the input.
+  x=${line#*exit=}; x=${x%% *}
+  [ "$x" -lt 2 ] || failed[$reader]=$x
   if [ -z "${wall[$reader]:-}" ] || awk "BEGIN{exit !($w < ${wall[$reader]})}"; then
     wall[$reader]=$w
     c=${line#*cpu_s=}; cpu[$reader]=${c%% *}
@@ -119,7 +123,7 @@ for f in "${files[@]}"; do
     fi
   fi
   [ -z "$baseline" ] || readers+=(baseline)
-  declare -A wall=() cpu=() rss=() anon=()
+  declare -A wall=() cpu=() rss=() anon=() failed=()
   for _ in $(seq "$runs"); do
     for reader in "${readers[@]}"; do
       case $reader in
@@ -143,7 +147,9 @@ for f in "${files[@]}"; do
   anon_x=$(awk "BEGIN{printf \"%.3f\", ${anon[taskchain]}*1024/$size}")
   tmbs=$(awk "BEGIN{printf \"%.0f\", $size/1e6/${wall[taskchain]}}")
   summary+=("| $label | ${wall[bytescan]} s | ${wall[taskchain]} s ($tmbs MB/s) | ${ratio}× (CPU ${cratio}×) | $(awk "BEGIN{printf \"%.0f\", ${anon[taskchain]}*1024/1e6}") MB (${anon_x}×) |")
-  if [ -n "${wall[baseline]:-}" ]; then
+  if [ -n "${failed[baseline]:-}" ]; then
+    summary+=("| the same, this build ÷ the baseline build | the baseline exited with ${failed[baseline]} (it cannot read this input) | | | |")
+  elif [ -n "${wall[baseline]:-}" ]; then
     bratio=$(awk "BEGIN{printf \"%.3f\", ${wall[taskchain]}/${wall[baseline]}}")
     bcratio=$(awk "BEGIN{printf \"%.3f\", ${cpu[taskchain]}/${cpu[baseline]}}")
     summary+=("| the same, this build ÷ the baseline build | ${wall[baseline]} s | ${wall[taskchain]} s | ${bratio}× (CPU ${bcratio}×) | |")
@@ -154,7 +160,7 @@ for f in "${files[@]}"; do
     zcratio=$(awk "BEGIN{printf \"%.2f\", ${cpu[taskchain]}/${cpu[zlib-rs]}}")
     summary+=("| the same, yardstick on zlib-rs for every file | ${wall[zlib-rs]} s | ${wall[taskchain]} s | ${zratio}× (CPU ${zcratio}×) | |")
   fi
-  unset wall cpu rss anon
+  unset wall cpu rss anon failed
 done
 # The source-map rows: the production-size build of scripts/sourcemaps/prod and its traces.
 pm=$dir/prodmaps
@@ -169,7 +175,7 @@ elif [ $maps = 1 ]; then
   nsources=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["sources"]))' "$pmap")
   distinct=$(md5sum "${traces[@]}" | cut -d' ' -f1 | sort -u | wc -l)
   bsize=$(cat "${traces[@]}" | wc -c)
-  declare -A wall=() cpu=() rss=() anon=()
+  declare -A wall=() cpu=() rss=() anon=() failed=()
   readers=(mapdecode one one-maps batch batch-maps)
   for _ in $(seq "$runs"); do
     for reader in "${readers[@]}"; do
@@ -193,7 +199,7 @@ elif [ $maps = 1 ]; then
   # adds to that run (with the map minus without) against the same floor.
   summary+=("| first use of the map: $(basename "$one") ($(mb "$(stat -c %s "$one")") MB) with app.min.js.map ($(mb "$(stat -c %s "$pmap")") MB, $nsources sources; floor: the \`sourcemap\` crate's decode) | ${wall[mapdecode]} s | ${wall[one-maps]} s (without the map ${wall[one]} s) | $(x "${wall[one-maps]}" "${wall[mapdecode]}")× (CPU $(x "${cpu[one-maps]}" "${cpu[mapdecode]}")×); the map's part $(x "${wall[one-maps]}-${wall[one]}" "${wall[mapdecode]}")× | $(mb "${anon[one-maps]}*1024") MB |")
   summary+=("| ${#traces[@]} traces of that build ($distinct distinct, $(mb "$bsize") MB), 2 threads, with the map ÷ without | ${wall[batch]} s | ${wall[batch-maps]} s | $(x "${wall[batch-maps]}" "${wall[batch]}")× (CPU $(x "${cpu[batch-maps]}" "${cpu[batch]}")×) | $(mb "${anon[batch-maps]}*1024") MB |")
-  unset wall cpu rss anon
+  unset wall cpu rss anon failed
 fi
 echo
 echo "yardstick: tools/bytescan.rs (memchr over the mapped bytes, or over the inflated bytes: libdeflate whole for one member of <= 48 MiB, else flate2/zlib-rs); best of $runs, interleaved"
