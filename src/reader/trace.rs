@@ -171,21 +171,16 @@ fn read_entry_details(rec: &mut Recording, file: Option<&[u8]>) {
     // Per thread, the ranges of its entry-point list to read.
     let mut ranges: crate::vocab::FastMap<crate::vocab::ThreadKey, Vec<std::ops::Range<usize>>> =
         Default::default();
-    for t in &rec.tasks {
-        if t.source != TaskSource::Trace {
-            continue;
-        }
-        if let Some(list) = rec.entries.by_thread.get(&t.task.thread) {
-            let inside = scan::records::entries_inside(list, t.task.ts, t.task.dur);
-            ranges.entry(t.task.thread).or_default().push(inside);
-        }
+    // (A thread with no entry points gets an empty range, and no list below.)
+    for t in rec.tasks.iter().filter(|t| t.source == TaskSource::Trace) {
+        let (list, _) = rec.entries.of_thread(t.task.thread);
+        let inside = scan::records::entries_inside(list, t.task.ts, t.task.dur);
+        ranges.entry(t.task.thread).or_default().push(inside);
     }
     for i in &rec.interactions {
         let (list, longest) = rec.entries.of_thread(i.event.thread);
-        if rec.entries.by_thread.contains_key(&i.event.thread) {
-            let inside = scan::records::entries_overlapping(list, longest, i.event.ts, i.event.end);
-            ranges.entry(i.event.thread).or_default().push(inside);
-        }
+        let inside = scan::records::entries_overlapping(list, longest, i.event.ts, i.event.end);
+        ranges.entry(i.event.thread).or_default().push(inside);
     }
     let mut lists: Vec<_> = rec
         .entries
