@@ -12,6 +12,48 @@ use crate::json::{skip_value, skip_ws};
 /// the writer recurse without end).
 const MAX_DEPTH: usize = 64;
 
+/// Bytes of interned text (names and string values) one track event's args may copy.
+/// An annotation names an interned string by a varint of a byte or two, so without a
+/// bound 20,000 annotations on a 1 MiB string would write 20 GB of args from a 1 MB
+/// file; with it an event's args stay within six times its own bytes (escapes) plus this.
+/// The same 1 MiB as the JSON path's longest string ([`crate::scan::args::LONG_STRING`]).
+pub(crate) const INTERNED_PER_EVENT: usize = crate::scan::args::LONG_STRING;
+
+/// The [`crate::vocab::Diagnostics`] kind counting interned strings cut by the budget.
+pub(crate) const INTERNED_CUT: &str = "interned strings in track event args cut (an event's args copy at most 1 MiB of interned text)";
+
+/// What is left of an event's budget of interned text, and the strings it cut.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    /// Bytes of interned text the event's args may still copy.
+    pub left: usize,
+    /// Interned strings cut (or left empty) so far.
+    pub cut: u64,
+}
+
+impl Budget {
+    /// A budget of `left` bytes.
+    pub(crate) fn new(left: usize) -> Self {
+        Budget { left, cut: 0 }
+    }
+
+    /// `s` as far as the budget allows (at a UTF-8 character boundary), the budget spent.
+    fn take<'s>(&mut self, s: &'s [u8]) -> &'s [u8] {
+        if s.len() <= self.left {
+            self.left -= s.len();
+            return s;
+        }
+        let mut end = self.left;
+        // Back off over continuation bytes so that no character is split.
+        while end > 0 && end < s.len() && s[end] & 0xc0 == 0x80 {
+            end -= 1;
+        }
+        self.left -= end;
+        self.cut += 1;
+        &s[..end]
+    }
+}
+
 /// What the annotations need from their sequence's interned data.
 pub(crate) trait Interned {
     /// The interned debug annotation name `iid`.
@@ -58,15 +100,16 @@ fn one_json_value(raw: &[u8]) -> bool {
 
 /// Appends the members `"name":value` of the annotations `list` (each a `DebugAnnotation`
 /// message), comma-separated, to `out`; returns how many were written. An annotation
-/// without a name is left out.
+/// without a name is left out. Interned text is copied as far as `budget` allows.
 pub(crate) fn push_members(
     out: &mut Vec<u8>,
     list: &[&[u8]],
     interned: &impl Interned,
+    budget: &mut Budget,
     mut written: usize,
 ) -> usize {
     for a in list {
-        if push_member(out, a, interned, written > 0, 0) {
+        if push_member(out, a, interned, budget, written > 0, 0) {
             written += 1;
         }
     }
@@ -79,13 +122,14 @@ fn push_member(
     out: &mut Vec<u8>,
     a: &[u8],
     interned: &impl Interned,
+    budget: &mut Budget,
     comma: bool,
     depth: usize,
 ) -> bool {
     let mut name: Option<&[u8]> = None;
     for (n, v) in Fields::of(a) {
         match (n, v) {
-            (1, Value::Varint(iid)) => name = interned.annotation_name(iid),
+            (1, Value::Varint(iid)) => name = interned.annotation_name(iid).map(|s| budget.take(s)),
             (10, Value::Bytes(s)) => name = Some(s),
             _ => {}
         }
@@ -96,12 +140,18 @@ fn push_member(
     }
     push_string(out, name);
     out.push(b':');
-    push_value(out, a, interned, depth);
+    push_value(out, a, interned, budget, depth);
     true
 }
 
 /// Appends the value of the annotation `a` (its name, if any, is not written).
-fn push_value(out: &mut Vec<u8>, a: &[u8], interned: &impl Interned, depth: usize) {
+fn push_value(
+    out: &mut Vec<u8>,
+    a: &[u8],
+    interned: &impl Interned,
+    budget: &mut Budget,
+    depth: usize,
+) {
     if depth >= MAX_DEPTH {
         out.extend_from_slice(b"null");
         return;
@@ -147,7 +197,10 @@ fn push_value(out: &mut Vec<u8>, a: &[u8], interned: &impl Interned, depth: usiz
                 done = true;
             }
             (17, Value::Varint(iid)) => {
-                push_string(out, interned.string_value(iid).unwrap_or_default());
+                push_string(
+                    out,
+                    budget.take(interned.string_value(iid).unwrap_or_default()),
+                );
                 done = true;
             }
             _ => {}
@@ -161,7 +214,7 @@ fn push_value(out: &mut Vec<u8>, a: &[u8], interned: &impl Interned, depth: usiz
         let mut k = 0;
         for (n, v) in Fields::of(a) {
             if let (11, Value::Bytes(e)) = (n, v)
-                && push_member(out, e, interned, k > 0, depth + 1)
+                && push_member(out, e, interned, budget, k > 0, depth + 1)
             {
                 k += 1;
             }
@@ -175,7 +228,7 @@ fn push_value(out: &mut Vec<u8>, a: &[u8], interned: &impl Interned, depth: usiz
                 if k > 0 {
                     out.push(b',');
                 }
-                push_value(out, e, interned, depth + 1);
+                push_value(out, e, interned, budget, depth + 1);
                 k += 1;
             }
         }
@@ -274,7 +327,13 @@ mod tests {
 
     fn args(list: &[&[u8]]) -> String {
         let mut out = b"{".to_vec();
-        push_members(&mut out, list, &Names, 0);
+        push_members(
+            &mut out,
+            list,
+            &Names,
+            &mut Budget::new(INTERNED_PER_EVENT),
+            0,
+        );
         out.push(b'}');
         String::from_utf8(out).unwrap()
     }
@@ -321,6 +380,35 @@ mod tests {
         let mut bad = vec![1 << 3, 1];
         bad.extend_from_slice(&ld(9, br#"1},"ph":"X"#));
         assert_eq!(args(&[&bad]), r#"{"data":null}"#);
+    }
+
+    /// Interned text is copied as far as the event's budget allows: the next strings are
+    /// cut, then left empty, and each cut counted.
+    #[test]
+    fn interned_text_is_copied_within_the_budget() {
+        struct Big;
+        impl Interned for Big {
+            fn annotation_name(&self, _: u64) -> Option<&[u8]> {
+                Some(b"k")
+            }
+            fn string_value(&self, _: u64) -> Option<&[u8]> {
+                Some(&[b'A'; 100_000])
+            }
+        }
+        // 30 annotations `k: <interned 100,000 bytes>`, 3,000,000 bytes of text unbounded.
+        let one = [1 << 3, 1, 0x88, 0x01, 1];
+        let list = vec![&one[..]; 30];
+        let mut out = Vec::new();
+        let mut budget = Budget::new(1_000_000);
+        assert_eq!(push_members(&mut out, &list, &Big, &mut budget, 0), 30);
+        // The budget counts names and values in file order: 9 members whole (900,009
+        // bytes), the 10th's name, its value cut to the 99,990 bytes left; the names and
+        // values of the last 20 are left empty: 41 cuts, 1,000,000 bytes of text. Each
+        // member adds 5 bytes (`"":""`) and a comma between members.
+        assert_eq!(out.len(), 30 * 5 + 29 + 1_000_000);
+        assert!(out.ends_with(br#","":"""#));
+        assert_eq!(budget.left, 0);
+        assert_eq!(budget.cut, 41);
     }
 
     #[test]

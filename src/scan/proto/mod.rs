@@ -24,7 +24,7 @@ pub(crate) mod wire;
 
 use std::collections::HashMap;
 
-use annotations::{Interned, push_members, push_string};
+use annotations::{Budget, INTERNED_CUT, INTERNED_PER_EVENT, Interned, push_members, push_string};
 use wire::{Fields, Value, WireError, varint, well_formed};
 
 use super::event::TraceEvent;
@@ -44,6 +44,11 @@ const MAX_TABLE: usize = 1 << 20;
 /// Open slices per track past which a `TYPE_SLICE_BEGIN` is not kept (Chrome nests a few
 /// dozen deep).
 const MAX_DEPTH: usize = 4096;
+
+/// Bytes of interned text the `args` of all open slices may hold together: a slice's
+/// args wait for its end, and 4,096-deep slices on many tracks each copying 1 MiB of
+/// interned text would otherwise hold terabytes from a small file.
+const HELD_INTERNED: usize = 64 * INTERNED_PER_EVENT;
 
 /// Perfetto's `BUILTIN_CLOCK_MONOTONIC`: Chrome's `TimeTicks` on Linux, the clock of a
 /// JSON trace's `ts` and of the profiles' `startTime`.
@@ -186,6 +191,8 @@ struct OpenSlice {
     thread: (i64, i64),
     /// The `args` object of a matched slice (`{...}`); empty for the others.
     args: Vec<u8>,
+    /// Bytes of interned text copied into `args` (counted in [`ProtoScan::held`]).
+    interned: usize,
 }
 
 /// The event written for the collector: phase, name, thread, times (ns), `id`, `args`.
@@ -207,6 +214,8 @@ struct Odd {
     unknown_clock: (u64, Option<u64>),
     deep: u64,
     bad_events: u64,
+    /// Interned strings cut by an event's budget ([`INTERNED_PER_EVENT`], [`HELD_INTERNED`]).
+    interned_cut: u64,
     full_tables: u64,
 }
 
@@ -230,6 +239,9 @@ pub(crate) struct ProtoScan {
     event: Vec<u8>,
     /// Scratch: the debug annotations of the track event being read.
     annotations: Vec<(usize, usize)>,
+    /// Bytes of interned text held in the `args` of the open slices (at most
+    /// [`HELD_INTERNED`]).
+    held: usize,
     track_events: u64,
     packets: u64,
     first_ts: Option<i64>,
@@ -252,6 +264,7 @@ impl Default for ProtoScan {
             thread_names: FastMap::default(),
             event: Vec::with_capacity(256),
             annotations: Vec::new(),
+            held: 0,
             track_events: 0,
             packets: 0,
             first_ts: None,
@@ -625,21 +638,25 @@ impl ProtoScan {
         }
         match ph {
             b'B' => {
-                let args = match name {
-                    Some(_) => self.args_of(seq_id, e),
-                    None => Vec::new(),
-                };
-                let stack = self.open.entry(key).or_default();
-                if stack.len() >= MAX_DEPTH {
+                if self.open.get(&key).is_some_and(|s| s.len() >= MAX_DEPTH) {
                     self.odd.deep += 1;
                     return true;
                 }
-                stack.push(OpenSlice {
+                // Held until the slice ends: its interned text also counts against what
+                // all open slices may hold.
+                let allowed = INTERNED_PER_EVENT.min(HELD_INTERNED - self.held);
+                let (args, interned) = match name {
+                    Some(_) => self.args_of(seq_id, e, allowed),
+                    None => (Vec::new(), 0),
+                };
+                self.held += interned;
+                self.open.entry(key).or_default().push(OpenSlice {
                     name,
                     ts,
                     offset,
                     thread,
                     args,
+                    interned,
                 });
             }
             b'E' => {
@@ -648,6 +665,7 @@ impl ProtoScan {
                 let Some(begun) = self.open.get_mut(&key).and_then(Vec::pop) else {
                     return true;
                 };
+                self.held -= begun.interned;
                 let Some(name) = begun.name else { return true };
                 let mut args = begun.args;
                 if !self.annotations.is_empty() {
@@ -659,7 +677,9 @@ impl ProtoScan {
                         self.annotations.iter().map(|&(a, b)| &e[a..b]).collect();
                     let had = args.len() > 2;
                     args.pop();
-                    push_members(&mut args, &list, seq, usize::from(had));
+                    let mut budget = Budget::new(INTERNED_PER_EVENT - begun.interned);
+                    push_members(&mut args, &list, seq, &mut budget, usize::from(had));
+                    self.odd.interned_cut += budget.cut;
                     args.push(b'}');
                 }
                 let dur = match (begun.ts, ts) {
@@ -681,7 +701,7 @@ impl ProtoScan {
             }
             _ => {
                 let Some(name) = name else { return true };
-                let args = self.args_of(seq_id, e);
+                let (args, _) = self.args_of(seq_id, e, INTERNED_PER_EVENT);
                 self.emit(
                     Synth {
                         ph,
@@ -699,16 +719,19 @@ impl ProtoScan {
         true
     }
 
-    /// The `args` object of the current track event `e` (its debug annotations).
-    fn args_of(&self, seq_id: u32, e: &[u8]) -> Vec<u8> {
+    /// The `args` object of the current track event `e` (its debug annotations), copying
+    /// at most `allowed` bytes of interned text, and how many it copied.
+    fn args_of(&mut self, seq_id: u32, e: &[u8], allowed: usize) -> (Vec<u8>, usize) {
         let mut out = Vec::with_capacity(64);
         out.push(b'{');
+        let mut budget = Budget::new(allowed);
         if let Some(seq) = self.seqs.get(&seq_id) {
             let list: Vec<&[u8]> = self.annotations.iter().map(|&(a, b)| &e[a..b]).collect();
-            push_members(&mut out, &list, seq, 0);
+            push_members(&mut out, &list, seq, &mut budget, 0);
         }
         out.push(b'}');
-        out
+        self.odd.interned_cut += budget.cut;
+        (out, allowed - budget.left)
     }
 
     /// Writes `s` as a JSON trace event and hands it to the collector.
@@ -812,6 +835,7 @@ impl ProtoScan {
             "track events whose args could not be written as JSON (ignored)",
             odd.bad_events,
         );
+        d.add(INTERNED_CUT, odd.interned_cut);
         for &(from, to) in &self.damage {
             d.note(format!(
                 "protobuf framing broken at byte {from}: {} bytes skipped to the next trace packet, at byte {to}",

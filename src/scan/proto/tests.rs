@@ -337,3 +337,76 @@ fn incremental_state_clears_drop_interned_names() {
     let t = scan_bytes(&trace(&packets));
     assert_eq!(t.task_marks.len(), 0);
 }
+
+/// The RunTask's begin carrying `n` annotations `data: <interned string value iid 5>`,
+/// with the string value of `len` bytes interned in the same packet.
+fn run_task_with_interned_annotations(n: usize, len: usize) -> Vec<u8> {
+    let mut packets = renderer();
+    let mut event = Msg::default().int(9, 1).int(10, 1);
+    for _ in 0..n {
+        event = event.msg(4, Msg::default().int(1, 1).int(17, 5));
+    }
+    let big = "A".repeat(len);
+    packets[4] = Msg::default()
+        .int(10, 1)
+        .int(13, 2)
+        .int(8, 5)
+        .msg(11, event)
+        .msg(12, Msg::default().msg(29, interned_entry(5, &big)));
+    trace(&packets)
+}
+
+#[test]
+fn interned_strings_copied_into_args_are_bounded_per_event() {
+    // 2,000 annotations on one 64 KiB interned string: 131 MB of args unbounded, from a
+    // 90 KB file.
+    let b = run_task_with_interned_annotations(2000, 64 << 10);
+    assert!(b.len() < 90_000);
+    let mut s = ProtoScan::default();
+    s.walk(&b, 0, true);
+    assert_eq!(s.held, 0);
+    let t = s.finish();
+    // Names (4 bytes each) and values share the 1,048,576 bytes: 15 members whole
+    // (983,100 bytes), the 16th name, its value cut to the 65,472 bytes left; the names
+    // and values of the other 1,984 left empty: 1 + 2 × 1,984 cuts.
+    assert_eq!(t.diagnostics.count(INTERNED_CUT), 1 + 2 * 1984);
+    // The RunTask is still read as a 60 ms task.
+    let marks: Vec<_> = t.task_marks.iter().collect();
+    assert_eq!(marks.len(), 1);
+    assert_eq!(
+        marks[0].kind,
+        MarkKind::Complete(TimeDelta::from_micros(60_000))
+    );
+}
+
+#[test]
+fn interned_text_held_by_open_slices_is_bounded() {
+    // 69 slices nested in the RunTask, each copying 1 MiB of interned text (the name
+    // `data` and a string value): 69 MiB held until their ends, unbounded; 64 MiB with
+    // the bound, the names and values of the last 5 left empty (10 cuts).
+    let mut packets = renderer();
+    let big = "A".repeat(INTERNED_PER_EVENT - 4);
+    packets.truncate(5);
+    packets[4] = packets[4]
+        .clone()
+        .msg(12, Msg::default().msg(29, interned_entry(5, &big)));
+    let begin = Msg::default().int(10, 1).int(13, 2).int(8, 1).msg(
+        11,
+        Msg::default()
+            .int(9, 1)
+            .int(10, 1)
+            .msg(4, Msg::default().int(1, 1).int(17, 5)),
+    );
+    packets.extend(std::iter::repeat_n(begin, 69));
+    let mut s = ProtoScan::default();
+    s.walk(&trace(&packets), 0, true);
+    let open: Vec<usize> = s.open.values().flatten().map(|o| o.interned).collect();
+    assert_eq!(open.len(), 70);
+    assert_eq!(
+        open.iter().filter(|&&n| n == INTERNED_PER_EVENT).count(),
+        64
+    );
+    assert_eq!(s.held, HELD_INTERNED);
+    let t = s.finish();
+    assert_eq!(t.diagnostics.count(INTERNED_CUT), 10);
+}
