@@ -27,6 +27,7 @@
 //! `profile_gap` means a stretch over 2.5 intervals without samples.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use simd_json::BorrowedValue;
 use simd_json::prelude::*;
@@ -287,10 +288,10 @@ struct Parsed {
     diagnostics: Diagnostics,
 }
 
-fn call_frame(name: String, url: String, line0: i64, col0: i64) -> CallFrame {
+fn call_frame(name: String, url: Arc<str>, line0: i64, col0: i64) -> CallFrame {
     CallFrame {
         function_name: name.into(),
-        url: url.into(),
+        url,
         script_id: "".into(),
         line_number: i32::try_from(line0).unwrap_or(-1),
         column_number: i32::try_from(col0).unwrap_or(-1),
@@ -298,9 +299,11 @@ fn call_frame(name: String, url: String, line0: i64, col0: i64) -> CallFrame {
 }
 
 fn profiler_trace(m: &Members<'_>, p: &mut ArgsParser, spans: bool) -> Result<Parsed, String> {
-    let mut resources: Vec<String> = Vec::new();
+    // Shared by the frames naming them: 10,000 frames of one 1 MiB URL hold one copy,
+    // not 10 GB of copies from a 1 MB bundle.
+    let mut resources: Vec<Arc<str>> = Vec::new();
     m.elements(p, "resources", |_, r| {
-        resources.push(r.as_str().unwrap_or("").to_string())
+        resources.push(r.as_str().unwrap_or("").into())
     })?;
     let mut frames: Vec<CallFrame> = Vec::new();
     m.elements(p, "frames", |_, f| {
@@ -349,7 +352,7 @@ fn profiler_trace(m: &Members<'_>, p: &mut ArgsParser, spans: bool) -> Result<Pa
         id: no_stack,
         parent: None,
         children: vec![],
-        call_frame: call_frame(NO_STACK.into(), String::new(), -1, -1),
+        call_frame: call_frame(NO_STACK.into(), "".into(), -1, -1),
     });
     let mut diagnostics = Diagnostics::default();
     let mut samples: Vec<(Timestamp, NodeId)> = Vec::new();
@@ -426,7 +429,7 @@ fn node_without_id(n: &BorrowedValue<'_>) -> Node {
         children: vec![],
         call_frame: call_frame(
             text(cf, "functionName").unwrap_or_default(),
-            text(cf, "url").unwrap_or_default(),
+            text(cf, "url").unwrap_or_default().into(),
             pos("lineNumber"),
             pos("columnNumber"),
         ),
@@ -1039,6 +1042,28 @@ mod tests {
         }
         assert!(s.gaps.len() <= GAPS_KEPT, "{}", s.gaps.len());
         assert_eq!(s.interval(), TimeDelta::from_micros(100));
+    }
+
+    #[test]
+    fn frames_share_their_resource_url() {
+        // 1,000 frames naming one 64 KiB resource: 64 MB of URLs if each frame copied it.
+        let url = format!("https://x.test/{}", "a".repeat(64 << 10));
+        let frames = vec![r#"{"name":"f","resourceId":0,"line":3,"column":5}"#; 1000];
+        let stacks: Vec<String> = (0..1000).map(|i| format!(r#"{{"frameId":{i}}}"#)).collect();
+        let doc = format!(
+            r#"{{"resources":["{url}"],"frames":[{}],"stacks":[{}],"samples":[{{"timestamp":1,"stackId":0}}]}}"#,
+            frames.join(","),
+            stacks.join(",")
+        );
+        let parsed = parse(doc.as_bytes(), FieldFormat::ProfilerTrace, None).unwrap();
+        // The 1,000 stacks and the node for samples without a stack.
+        assert_eq!(parsed.nodes.len(), 1001);
+        let first = &parsed.nodes[0].call_frame;
+        assert_eq!(&*first.url, url);
+        assert_eq!((first.line_number, first.column_number), (2, 4));
+        for n in &parsed.nodes[..1000] {
+            assert!(Arc::ptr_eq(&n.call_frame.url, &first.url));
+        }
     }
 
     #[test]
