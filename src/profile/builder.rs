@@ -56,6 +56,10 @@ impl ProfileBuilder {
     /// order equalled ts order in every trace seen; sorting makes it certain).
     pub(crate) fn add_profile_data(&mut self, mut data: ProfileData) {
         data.nodes.sort_unstable_by_key(|c| (c.ts, c.order));
+        // Room for every node at once: the id map grew by rehashing ~20 times.
+        let n: usize = data.nodes.iter().map(|c| c.nodes.len()).sum();
+        self.node_row.reserve(n);
+        self.nodes.reserve(n);
         for c in data.nodes {
             self.add_nodes(c.nodes);
         }
@@ -86,8 +90,8 @@ impl ProfileBuilder {
             self.duplicate_nodes,
         );
         let parent_row = self.parent_rows(diagnostics);
-        let mut frames = FrameTable::default();
-        let mut stacks = StackTable::default();
+        let mut frames = FrameTable::with_capacity(self.nodes.len());
+        let mut stacks = StackTable::with_capacity(self.nodes.len());
         let (node_stack, cycles) =
             intern_stacks(&self.nodes, &parent_row, &mut frames, &mut stacks);
         diagnostics.add(
@@ -128,6 +132,7 @@ impl ProfileBuilder {
     /// Row of each node's parent: from `parent`, else from a `children` list naming it.
     fn parent_rows(&self, diagnostics: &mut Diagnostics) -> Vec<Option<usize>> {
         let mut from_children: crate::vocab::FastMap<NodeId, NodeId> = Default::default();
+        from_children.reserve(self.nodes.iter().map(|n| n.children.len()).sum());
         for n in &self.nodes {
             for c in &n.children {
                 from_children.entry(*c).or_insert(n.id);

@@ -61,6 +61,15 @@ pub struct FrameTable {
 }
 
 impl FrameTable {
+    /// An empty table whose index has room for `n` frames (a profile has at most one per
+    /// node, often far fewer: the rows themselves grow as frames come).
+    pub fn with_capacity(n: usize) -> FrameTable {
+        FrameTable {
+            by_hash: crate::vocab::FastMap::with_capacity_and_hasher(n, Default::default()),
+            ..FrameTable::default()
+        }
+    }
+
     /// Row of `cf`, added (a copy: its texts are shared) when new.
     pub fn intern(&mut self, cf: &CallFrame) -> FrameIndex {
         use std::hash::BuildHasher;
@@ -116,6 +125,15 @@ pub struct StackTable {
 }
 
 impl StackTable {
+    /// An empty table with room for `n` stacks (a profile has at most one per node).
+    pub fn with_capacity(n: usize) -> StackTable {
+        StackTable {
+            frame: Vec::with_capacity(n),
+            parent: Vec::with_capacity(n),
+            index: crate::vocab::FastMap::with_capacity_and_hasher(n, Default::default()),
+        }
+    }
+
     /// Row of (frame, parent), added when new. `parent` must already be a row.
     pub fn intern(&mut self, frame: FrameIndex, parent: Option<StackIndex>) -> StackIndex {
         *self.index.entry((frame, parent)).or_insert_with(|| {
