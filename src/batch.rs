@@ -334,7 +334,7 @@ pub(crate) fn for_each_handed(
                 bar.set_position(done_bytes);
                 for line in messages(&out, quiet) {
                     if bar.is_hidden() {
-                        eprintln!("{line}");
+                        say!("{line}");
                     } else {
                         bar.println(line);
                     }
@@ -519,7 +519,7 @@ pub fn run(cfg: &Config) -> anyhow::Result<RunOutcome> {
                     };
                     breaches = gate::check(&cfg.budgets, &rep.file, rep.long_tasks, &rep.stats);
                     for b in &breaches {
-                        eprintln!("taskchain: budget: {b}");
+                        say!("taskchain: budget: {b}");
                     }
                     s.breaches += breaches.len();
                 }

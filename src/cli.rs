@@ -759,7 +759,7 @@ impl AnalysisArgs {
             exit_after_run: false,
             stage_done: std::env::var_os("TASKCHAIN_TIMINGS").map(|_| {
                 crate::analyze::StageDone(std::sync::Arc::new(|file, stage, at| {
-                    eprintln!("taskchain: timing: {file}: {stage} done at {at:?}");
+                    say!("taskchain: timing: {file}: {stage} done at {at:?}");
                 }))
             }),
             enrich: crate::enrich::Enrichment {
@@ -776,7 +776,7 @@ impl AnalysisArgs {
                             .map_err(|e| format!("--party-overrides {e}"))?;
                         if !self.quiet {
                             for w in parties.warnings() {
-                                eprintln!("taskchain: warning: {}: {w}", p.display());
+                                say!("taskchain: warning: {}: {w}", p.display());
                             }
                         }
                         parties

@@ -491,7 +491,7 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
             .iter()
             .filter(|c| c.change == ChangeKind::Regression)
         {
-            eprintln!(
+            say!(
                 "taskchain: regression: {}: {} ms → {} ms ({}, p = {:.4})",
                 c.chain.as_deref().map_or(
                     if c.inp {
@@ -507,7 +507,7 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
                 c.p_value
             );
         }
-        eprintln!(
+        say!(
             "taskchain: compared {} and {}: {}, {}, {} new, {} gone, {} failed",
             plural(base.reports.len(), "baseline trace", "baseline traces"),
             plural(cand.reports.len(), "candidate trace", "candidate traces"),

@@ -34,6 +34,17 @@
 //! The stages themselves are private: [`analyze_path`] runs a file through them.
 #![warn(missing_docs, unreachable_pub)]
 
+/// `eprintln!` that cannot panic: a line standard error cannot take (a closed pipe, a full
+/// disk) is dropped, so that the report is still written and the exit code still says how
+/// the run went (`eprintln!` panics there, ending the run with exit code 101).
+#[allow(unused_macros)]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod analyze;
 #[cfg(feature = "cli")]
 mod batch;

@@ -4,6 +4,15 @@
 
 use std::process::ExitCode;
 
+/// `eprintln!` that cannot panic: a line standard error cannot take (a closed pipe, a full
+/// disk) is dropped, and the exit code still says how the run went.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 use clap::{CommandFactory, FromArgMatches};
 use taskchain::exit;
 use taskchain::internals::cli::{self, Cli, Job};
@@ -112,7 +121,7 @@ fn run() -> u8 {
             if err.use_stderr()
                 && let Some(msg) = cli::mistyped_in_args(std::env::args_os())
             {
-                eprintln!("taskchain: error: {msg}");
+                say!("taskchain: error: {msg}");
                 return exit::BAD_INPUT;
             }
             err.exit()
@@ -121,7 +130,7 @@ fn run() -> u8 {
     let mut job = match cli.into_job() {
         Ok(j) => j,
         Err(msg) => {
-            eprintln!("taskchain: error: {msg}");
+            say!("taskchain: error: {msg}");
             return exit::BAD_INPUT;
         }
     };
@@ -140,7 +149,7 @@ fn run() -> u8 {
     let result = match &job {
         Job::Report(cfg) => cli::run(cfg).map(|o| {
             if !cfg.quiet {
-                eprintln!("{}", o.summary.line());
+                say!("{}", o.summary.line());
             }
             exit_code(
                 o.summary.retryable,
@@ -151,7 +160,7 @@ fn run() -> u8 {
         #[cfg(feature = "record")]
         Job::Record(job) => cli::record(job).map(|o| {
             if !job.report.quiet {
-                eprintln!("{}", o.summary.line());
+                say!("{}", o.summary.line());
             }
             exit_code(
                 o.summary.retryable,
@@ -181,7 +190,7 @@ fn run() -> u8 {
             if is_broken_pipe(&err) {
                 return exit::OK;
             }
-            eprintln!("taskchain: error: {err:#}");
+            say!("taskchain: error: {err:#}");
             exit::of_error(&err)
         }
     }

@@ -238,7 +238,7 @@ pub fn remove_on_interrupt() {
             }
         });
         // Said even with -q: exit 130 alone reads as a crash in a CI log.
-        eprintln!("taskchain: interrupted: no output was put in place");
+        say!("taskchain: interrupted: no output was put in place");
         std::process::exit(crate::exit::INTERRUPTED.into());
     });
 }

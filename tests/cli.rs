@@ -21,6 +21,39 @@ fn bad_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
+fn a_standard_error_that_takes_no_line_loses_no_report() {
+    // The bad files' `error:` lines and the summary go to a standard error that fails
+    // every write: a pipe whose reader is gone (EPIPE; `2>&1 | head -1` once it has read
+    // its line), and /dev/full (ENOSPC). The report is written all the same, with the
+    // exit code of the mixed batch above (a panic on the first line gave 101, no file).
+    let dir = tempfile::tempdir().unwrap();
+    let bad = bad_files(dir.path());
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut sinks: Vec<(&str, std::process::Stdio)> = vec![("closed pipe", writer.into())];
+    if std::path::Path::new("/dev/full").exists() {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+        sinks.push(("/dev/full", full.unwrap().into()));
+    }
+    for (k, (what, sink)) in sinks.into_iter().enumerate() {
+        let out = dir.path().join(format!("rows{k}.csv"));
+        let status = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskchain"))
+            .arg(M86)
+            .args(&bad)
+            .arg("-o")
+            .arg(&out)
+            .stderr(sink)
+            .status()
+            .unwrap();
+        assert_eq!(status.code(), Some(2), "{what}");
+        let csv = std::fs::read_to_string(&out).unwrap();
+        let rows: Vec<&str> = csv.lines().skip(1).collect();
+        assert_eq!(rows.len(), 5, "{what}");
+        assert!(rows.iter().all(|r| r.contains(",window.library.stall,")));
+    }
+}
+
+#[test]
 fn mixed_batch_keeps_good_rows_names_each_bad_file_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     let bad = bad_files(dir.path());

@@ -263,7 +263,7 @@ impl Browser {
             .tempdir()
             .map_err(|e| format!("cannot create a browser profile folder: {e}"))?;
         if is_root() && cfg!(target_os = "linux") && l.notes {
-            eprintln!("taskchain: note: running as root: the browser is started with --no-sandbox");
+            say!("taskchain: note: running as root: the browser is started with --no-sandbox");
         }
         become_subreaper();
         let log = std::fs::File::create(profile.path().join(LOG))

@@ -190,7 +190,7 @@ impl Cdp {
                 if sent.elapsed() > Duration::from_millis(500)
                     && std::env::var_os("TASKCHAIN_TIMINGS").is_some()
                 {
-                    eprintln!(
+                    say!(
                         "taskchain: timing: record: {method} took {:.3} s",
                         sent.elapsed().as_secs_f64()
                     );

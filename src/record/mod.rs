@@ -173,7 +173,7 @@ pub(crate) fn record(cfg: &RecordConfig, report: &Config) -> anyhow::Result<Vec<
         };
         let size = one_run(cfg, launch.as_ref(), path).with_context(|| format!("{what} failed"))?;
         if !cfg.quiet {
-            eprintln!(
+            say!(
                 "taskchain: recorded {} ({:.1} MB in {:.1} s)",
                 path.display(),
                 size as f64 / 1e6,
@@ -188,7 +188,7 @@ pub(crate) fn record(cfg: &RecordConfig, report: &Config) -> anyhow::Result<Vec<
 /// step of a recording was done, from the run's start.
 fn timing(start: Instant, what: &str) {
     if std::env::var_os("TASKCHAIN_TIMINGS").is_some() {
-        eprintln!(
+        say!(
             "taskchain: timing: record: {what} done at {:.3} s",
             start.elapsed().as_secs_f64()
         );
@@ -392,7 +392,7 @@ fn session(
     if let Some(note) = stopped
         && !cfg.quiet
     {
-        eprintln!("taskchain: note: {note}");
+        say!("taskchain: note: {note}");
     }
     let size = end_tracing(page.cdp, &page.session, out, t)?;
     timing(start, "Tracing.end and the trace saved");
@@ -520,9 +520,7 @@ fn end_tracing(
         e.method == "Tracing.tracingComplete" && e.session.as_deref() == s
     })?;
     if done.params["dataLossOccurred"] == json!(true) {
-        eprintln!(
-            "taskchain: warning: the browser's trace buffer overflowed: some events are missing"
-        );
+        say!("taskchain: warning: the browser's trace buffer overflowed: some events are missing");
     }
     let handle = done.params["stream"]
         .as_str()
