@@ -473,6 +473,7 @@ pub fn run(cfg: &CompareConfig) -> anyhow::Result<CompareOutcome> {
                 .map(|c| CompareLine {
                     change: c.change.as_str(),
                     chain: c.chain.clone(),
+                    inp: c.inp,
                     leaf: c.leaf.clone(),
                     base_ms: c.base_ms,
                     candidate_ms: c.candidate_ms,

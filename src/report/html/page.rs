@@ -44,8 +44,11 @@ struct FileLine {
 pub(crate) struct CompareLine {
     /// `regression`, `improvement`, `new`, `gone` or `unchanged`.
     pub(crate) change: &'static str,
-    /// The chain's text; `None` for the overall long-task time.
+    /// The chain's text; `None` for the overall long-task time and for INP.
     pub(crate) chain: Option<String>,
+    /// The INP line: INP per trace in place of long-task time, interactions per trace in
+    /// place of long tasks.
+    pub(crate) inp: bool,
     /// Its leaf function.
     pub(crate) leaf: String,
     /// Mean long-task ms per trace, baseline and candidate.
@@ -335,7 +338,7 @@ impl Page {
                 count("new"),
                 count("gone"),
             );
-            if let Some(o) = c.lines.iter().find(|l| l.chain.is_none()) {
+            if let Some(o) = c.lines.iter().find(|l| l.chain.is_none() && !l.inp) {
                 let _ = write!(
                     v,
                     "Long-task time per trace {:.1} ms → {:.1} ms ({}, p = {:.3}). The \
@@ -1294,6 +1297,9 @@ fn comparison_sections(h: &mut String, c: &Comparison) {
         );
         for l in lines.iter().take(50) {
             let chain = match &l.chain {
+                None if l.inp => {
+                    "INP (ms per trace; interactions in the tasks columns)".to_string()
+                }
                 None => "overall long-task time".to_string(),
                 Some(ch) if ch.is_empty() => "(no chain)".into(),
                 Some(ch) => shorten(ch, 160),
@@ -1435,6 +1441,48 @@ mod tests {
         assert!(!html.contains("<img src=x"));
         let data = &html[html.find("id=\"taskchain-data\">").unwrap()..];
         assert!(data.contains("\\u003cimg src=x onerror=alert(1)\\u003e"));
+    }
+
+    #[test]
+    fn the_inp_line_of_a_comparison_is_named_inp() {
+        // Overall long-task time 256.5 → 403.0 ms and INP 264.5 → 409.5 ms, both regressions
+        // (the shape `compare` gives when both sets have interactions).
+        let line = |inp: bool, base_ms: f64, candidate_ms: f64| CompareLine {
+            change: "regression",
+            chain: None,
+            inp,
+            leaf: String::new(),
+            base_ms,
+            candidate_ms,
+            change_pct: Some((candidate_ms / base_ms - 1.0) * 100.0),
+            base_tasks: 2.0,
+            candidate_tasks: 2.0,
+            p_value: 0.0286,
+        };
+        let c = Comparison {
+            base_traces: 4,
+            candidate_traces: 4,
+            lines: vec![line(true, 264.5, 409.5), line(false, 256.5, 403.0)],
+        };
+        let mut out = Vec::new();
+        Page::new(5, ChainKey::Normalized)
+            .write(Some(&c), &mut out)
+            .unwrap();
+        let html = String::from_utf8(out).unwrap();
+        let rows: Vec<&str> = html
+            .lines()
+            .filter(|l| l.starts_with("<tr><td><b>"))
+            .collect();
+        assert_eq!(rows.len(), 2, "{html}");
+        assert!(
+            rows[0].contains("INP (ms per trace") && rows[0].contains("<td class=\"n\">264.5</td>")
+        );
+        assert!(rows[1].contains("overall long-task time") && rows[1].contains(">256.5<"));
+        // The verdict's long-task time is the overall line's, whichever comes first.
+        assert!(
+            html.contains("Long-task time per trace 256.5 ms → 403.0 ms"),
+            "{html}"
+        );
     }
 
     #[test]
