@@ -538,6 +538,30 @@ fn analyze_field_data(
 /// Long tasks whose chains are resolved at a time (in parallel), then made rows.
 const CHAIN_BLOCK: usize = 1 << 14;
 
+/// Bytes the chains of one block may hold, by the bound [`block_len`] puts on each: a
+/// 1 MiB function name on 8,000 long tasks, or a 50,000-frame stack on 3,000, held 6 to
+/// 7 GB in one block of 16,384 tasks (each row its own copy of the chain). A batch holds
+/// a few blocks at once (`batch::ROW_BLOCKS_IN_FLIGHT`).
+const CHAIN_BLOCK_BYTES: usize = 64 << 20;
+
+/// Long tasks of `rec` resolved per block: [`CHAIN_BLOCK`], fewer when the chain of the
+/// profiles' longest stack (its frames and their texts) would make a block hold over
+/// [`CHAIN_BLOCK_BYTES`]; at least one. Blocks change no output, only what is held at once.
+fn block_len(rec: &Recording) -> usize {
+    if rec.tasks.len() <= 1 {
+        return CHAIN_BLOCK;
+    }
+    let (frames, text) = rec
+        .profiles
+        .profiles
+        .iter()
+        .map(|p| p.longest_stack())
+        .fold((0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
+    // A row without its chain: its task, flags, notes and breakdown (a generous 2 KiB).
+    let row = 2048 + frames * std::mem::size_of::<chain::ChainFrame>() + text;
+    (CHAIN_BLOCK_BYTES / row).clamp(1, CHAIN_BLOCK)
+}
+
 /// Chains of a recording's tasks → the file's report; what the recording no longer holds
 /// for the report goes to `later`. `file_bytes`: the whole trace, when its sample arrays
 /// were left in it. Field data widens the chain settings to its coarse sampling.
@@ -641,7 +665,7 @@ pub(crate) fn resolve_chains(
     // tasks left open (a `B` without its `E`), for the file's warnings.
     let mut reordered_unflagged = 0u64;
     let mut open_rows: Vec<TimeDelta> = Vec::new();
-    for block in rec.tasks.chunks(CHAIN_BLOCK) {
+    for block in rec.tasks.chunks(block_len(rec)) {
         let mut chains: Vec<(chain::TaskChain, &reader::FoundTask)> = block
             .par_iter()
             .filter_map(|t| {

@@ -215,7 +215,8 @@ pub(crate) enum Handed {
     Outcome(FileOutcome),
 }
 
-/// Rows blocks in flight from the workers to the sink at most (each ≤ 16,384 rows):
+/// Rows blocks in flight from the workers to the sink at most (each ≤ 16,384 rows and
+/// ~64 MiB of chains, `analyze::CHAIN_BLOCK_BYTES`):
 /// a worker making rows faster than the sink writes them waits.
 const ROW_BLOCKS_IN_FLIGHT: usize = 4;
 

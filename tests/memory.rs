@@ -265,3 +265,49 @@ fn freed_memory_is_offered_back_once_after_a_streams_scan_and_not_for_bytes() {
     assert_eq!(streamed.long_tasks, 3);
     assert!(streamed.rows == whole.rows);
 }
+
+#[test]
+fn blocks_of_rows_are_bounded_by_the_bytes_of_their_chains() {
+    use std::sync::{Arc, Mutex};
+    // A function named with exactly 1 MiB (not cut) busy in 100 spans of 60 ms: each row's
+    // chain holds its own 1 MiB copy, 100 MiB in one block of 16,384 rows; blocks hold at
+    // most 64 MiB of chains.
+    let name = "x".repeat(1 << 20);
+    let nodes = NODES.replace(
+        r#""functionName":"f""#,
+        &format!(r#""functionName":"{name}""#),
+    );
+    let samples: Vec<i32> = (0..100)
+        .flat_map(|_| [[3; 60].as_slice(), &[2; 10]].concat())
+        .collect();
+    let ids: Vec<String> = samples.iter().map(i32::to_string).collect();
+    let deltas = vec!["1000"; samples.len()].join(",");
+    let doc = format!(
+        r#"{{"nodes":{nodes},"startTime":0,"endTime":7000000,"samples":[{}],"timeDeltas":[{deltas}]}}"#,
+        ids.join(",")
+    );
+    // Per block: rows, and bytes of chain text.
+    let blocks: Arc<Mutex<Vec<(usize, usize)>>> = Default::default();
+    let to = blocks.clone();
+    let settings = taskchain::Settings {
+        row_sink: Some(taskchain::RowSink(Arc::new(move |rows| {
+            let text = rows
+                .iter()
+                .flat_map(|r| &r.chain)
+                .map(|f| f.function.len() + f.url.len() + f.script_id.len())
+                .sum();
+            assert!(
+                rows.iter()
+                    .all(|r| r.chain.last().unwrap().function == name)
+            );
+            to.lock().unwrap().push((rows.len(), text))
+        }))),
+        ..Default::default()
+    };
+    let rep = taskchain::analyze_bytes("p.cpuprofile", doc.as_bytes(), &settings).unwrap();
+    assert_eq!(rep.long_tasks, 100);
+    let blocks = std::mem::take(&mut *blocks.lock().unwrap());
+    assert_eq!(blocks.iter().map(|b| b.0).sum::<usize>(), 100);
+    assert!(blocks.len() > 1, "{blocks:?}");
+    assert!(blocks.iter().all(|b| b.1 <= 64 << 20), "{blocks:?}");
+}

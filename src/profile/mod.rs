@@ -83,6 +83,25 @@ impl CpuProfile {
     pub fn is_internal(&self) -> bool {
         self.origin.source.as_deref() == Some("Internal")
     }
+
+    /// The most frames of any stack, and the most bytes of call frame text (function
+    /// name, at least 11 bytes as `(anonymous)`, URL and `scriptId`) along any stack: a
+    /// bound on what one chain copies, which a report row holds. One pass over the stacks
+    /// (a parent's row comes before its children's, [`StackTable::intern`]).
+    pub(crate) fn longest_stack(&self) -> (usize, usize) {
+        let mut along: Vec<(usize, usize)> = Vec::with_capacity(self.stacks.len());
+        let mut most = (0, 0);
+        for i in 0..self.stacks.len() {
+            let s = StackIndex::new(i);
+            let cf = self.frames.get(self.stacks.frame(s));
+            let text = cf.function_name.len().max(11) + cf.url.len() + cf.script_id.len();
+            let (frames, bytes) = self.stacks.parent(s).map_or((0, 0), |p| along[p.index()]);
+            let here = (frames + 1, bytes + text);
+            most = (most.0.max(here.0), most.1.max(here.1));
+            along.push(here);
+        }
+        most
+    }
 }
 
 /// All profiles of a trace, by thread.
