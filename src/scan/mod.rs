@@ -376,6 +376,7 @@ pub(crate) fn walk_at<'a>(
     let mut ev = TraceEvent::empty(0);
     let mut keys = event::KeyGuess::default();
     let mut ahead = PageAhead::default();
+    let mut recovery = split::Recovery::for_walk(until.min(b.len()).saturating_sub(from));
     loop {
         ahead.touch(b, i);
         i = skip_ws(b, i);
@@ -396,17 +397,20 @@ pub(crate) fn walk_at<'a>(
             });
             return out;
         };
+        if c == b']' {
+            out.end = RangeEnd::Ended(ArrayEnd::Closed);
+            out.closed_at = Some(base + i as u64);
+            return out;
+        }
+        // Up to the next event start only, once failed parses have read their allowance.
+        let limit = recovery.limit(b, i);
+        let bounded = &b[..limit];
         let step = match c {
-            b']' => {
-                out.end = RangeEnd::Ended(ArrayEnd::Closed);
-                out.closed_at = Some(base + i as u64);
-                return out;
-            }
-            b'{' => ev.read(b, i, base, &mut keys).inspect(|_| {
+            b'{' => ev.read(bounded, i, base, &mut keys).inspect(|_| {
                 f(&ev);
                 out.events += 1;
             }),
-            _ => skip_value(b, i)
+            _ => skip_value(bounded, i)
                 .map_err(|e| match e {
                     LexError::Malformed { offset, .. } => LexError::Malformed {
                         offset,
@@ -423,7 +427,7 @@ pub(crate) fn walk_at<'a>(
             }
             // More bytes may close it: walk again from here when they come (a stream then
             // reads what a whole file reads).
-            Err(LexError::Incomplete) if !at_end => {
+            Err(LexError::Incomplete) if !at_end && limit == b.len() => {
                 out.end = RangeEnd::Ended(ArrayEnd::Truncated {
                     offset: base + i as u64,
                 });
@@ -434,7 +438,8 @@ pub(crate) fn walk_at<'a>(
             Err(LexError::Incomplete) => (i, UNCLOSED_EVENT, i + 1),
             Err(LexError::Malformed { offset, expected }) => (offset, expected, offset.max(i + 1)),
         };
-        match split::resync(b, search_from, at_end) {
+        recovery.charge(bounded, i, &step, limit);
+        match split::resync(b, search_from, at_end, &mut recovery) {
             split::Resync::At(p) => {
                 // An unclosed string shows where it went wrong: its first control byte.
                 let (bad, expected) = match (expected == UNCLOSED_EVENT)

@@ -16,7 +16,7 @@ use super::collect::MergedSizes;
 use super::event::{Phase, TraceEvent};
 use super::{Collector, RangeEnd, Walked, walk};
 use crate::input::pages::Pages;
-use crate::json::skip_ws;
+use crate::json::{LexError, Lexed, skip_ws};
 
 /// Bytes per range. Tuned on the 1 GB benchmark traces (scripts/bench.sh, 2 cores):
 /// 8–64 MB gave the same time within noise; smaller ranges balance better and the
@@ -181,25 +181,134 @@ fn placed_like_an_event(b: &[u8], j: usize) -> bool {
     placement(b, j) > 0
 }
 
+/// Bytes that the failed parses of one walk may read in full (a damaged event read to
+/// where it fails, a rejected resync candidate read to where it fails or closes without a
+/// `ph`), beyond four times the bytes the walk covers. Honest damage spends one such read
+/// per damaged stretch (a stray `[` reads to the end of the file once); a file made of
+/// unclosed brackets, each a candidate that reads to the end, would spend the square of its
+/// size. Once spent, every parse of the walk stops at the next event start ([`Recovery`]).
+const RECOVERY_SLACK: u64 = 64 << 20;
+
+/// What one walk may still spend on failed parses, and where its parses stop once that is
+/// spent: an event, and a resync candidate, must then close before the next event start
+/// (a `{` at a line start, else after a `,`), so that every byte is read by a bounded
+/// number of parses and the walk stays linear in the file's size whatever its bytes. One
+/// event per line (as Chrome, DevTools and Lighthouse write them) reads the same either
+/// way; what the bounded parses reject is skipped and reported as [`super::Damage`] like
+/// any other damage.
+#[derive(Debug)]
+pub(crate) struct Recovery {
+    /// Bytes failed parses may still read.
+    left: u64,
+    /// The last [`Recovery::next_start`] answer: `(from, start)` holds for any `from` up to
+    /// `start` (nothing qualifies between).
+    cached: Option<(usize, usize)>,
+    /// Bytes read by failed and by bounded parses (for tests of the bound).
+    #[cfg(test)]
+    pub(crate) read: u64,
+}
+
+impl Recovery {
+    /// The allowance of a walk over `bytes` bytes.
+    pub(crate) fn for_walk(bytes: usize) -> Recovery {
+        Recovery {
+            left: (bytes as u64)
+                .saturating_mul(4)
+                .saturating_add(RECOVERY_SLACK),
+            cached: None,
+            #[cfg(test)]
+            read: 0,
+        }
+    }
+
+    /// True once failed parses have read the allowance: parses are bounded from then on.
+    pub(crate) fn spent(&self) -> bool {
+        self.left == 0
+    }
+
+    /// Counts the bytes of a parse from `from` that failed (or closed without a `ph`)
+    /// after `result`, run on `b` (its end is where an incomplete parse stopped).
+    pub(crate) fn charge<T>(&mut self, b: &[u8], from: usize, result: &Lexed<T>, end: usize) {
+        let to = match result {
+            Ok(_) => end,
+            Err(LexError::Malformed { offset, .. }) => offset + 1,
+            Err(LexError::Incomplete) => b.len(),
+        };
+        let n = to.saturating_sub(from) as u64;
+        self.left = self.left.saturating_sub(n);
+        #[cfg(test)]
+        {
+            self.read += n;
+        }
+    }
+
+    /// Where a parse from `b[i]` stops: the end of `b` while the allowance lasts, else the
+    /// next event start after `i` ([`next_event_start`]).
+    pub(crate) fn limit(&mut self, b: &[u8], i: usize) -> usize {
+        if !self.spent() {
+            return b.len();
+        }
+        let from = i + 1;
+        match self.cached {
+            Some((f, start)) if f <= from && from <= start => start,
+            _ => {
+                let start = next_event_start(b, from);
+                self.cached = Some((from, start));
+                start
+            }
+        }
+    }
+}
+
+/// The first `{` at or after `b[from]` at a line start, else (none at all in the rest)
+/// the first right after a `,`, else the end of `b`.
+fn next_event_start(b: &[u8], from: usize) -> usize {
+    let from = from.min(b.len());
+    let mut first_after_comma = None;
+    for j in memchr::memchr_iter(b'{', &b[from..]).map(|k| from + k) {
+        match placement(b, j) {
+            2 => return j,
+            1 if first_after_comma.is_none() => first_after_comma = Some(j),
+            _ => {}
+        }
+    }
+    first_after_comma.unwrap_or(b.len())
+}
+
 /// The first verified event start at or after `b[from]`, where a walk resumes after
 /// invalid JSON: a `{` at a line start (else, in a file without line breaks there, after a
 /// `,`) that parses as an event with a `ph`, the check the parallel scan makes of its
 /// split points. Line starts come first: a `},{"ph":…}` can be nested inside an event, a
-/// line start cannot. `at_end`: `b` holds the rest of the input.
-pub(crate) fn resync(b: &[u8], from: usize, at_end: bool) -> Resync {
+/// line start cannot. `at_end`: `b` holds the rest of the input. The candidates rejected
+/// spend `recovery`; once it is spent, a candidate must close before the next one starts.
+pub(crate) fn resync(b: &[u8], from: usize, at_end: bool, recovery: &mut Recovery) -> Resync {
     let from = from.min(b.len());
+    let is_candidate = |j: usize, min_placement: u8| placement(b, j) >= min_placement;
     for min_placement in [2, 1] {
-        let mut i = from;
-        while let Some(k) = memchr(b'{', &b[i..]) {
-            let j = i + k;
-            if placement(b, j) >= min_placement {
-                match TraceEvent::parse(b, j, 0) {
-                    Ok((ev, _)) if ev.ph != Phase::Missing => return Resync::At(j),
-                    Err(crate::json::LexError::Incomplete) if !at_end => return Resync::NeedMore,
-                    _ => {}
+        let next_after = |i: usize| {
+            memchr::memchr_iter(b'{', &b[i..])
+                .map(|k| i + k)
+                .find(|&j| is_candidate(j, min_placement))
+        };
+        let mut next = next_after(from);
+        while let Some(j) = next {
+            let after = next_after(j + 1);
+            let limit = if recovery.spent() {
+                after.unwrap_or(b.len())
+            } else {
+                b.len()
+            };
+            let parsed = TraceEvent::parse(&b[..limit], j, 0);
+            match &parsed {
+                Ok((ev, _)) if ev.ph != Phase::Missing => return Resync::At(j),
+                Err(LexError::Incomplete) if !at_end && limit == b.len() => {
+                    return Resync::NeedMore;
                 }
+                _ => {}
             }
-            i = j + 1;
+            let end = parsed.as_ref().map_or(limit, |(_, end)| *end);
+            recovery.charge(&b[..limit], j, &parsed, end);
+            next = after;
         }
         if !at_end {
             return Resync::NeedMore;
@@ -217,7 +326,11 @@ pub(crate) fn event_starts_in(b: &[u8], from: usize, to: usize) -> u64 {
 
 /// A likely event start in `b[from..to]`: a `{` that follows `}` and `,` (with whitespace
 /// between) and parses as an event with a `ph`. Newline-separated events are preferred.
+/// The checks read at most four times the range's bytes in all (candidates of unclosed
+/// brackets could each read to the end of the file): past that, no guess (the range is
+/// walked with the one before it, as a wrong guess would be).
 fn guess_event_start(b: &[u8], from: usize, to: usize) -> Option<usize> {
+    let mut left = to.saturating_sub(from).saturating_mul(4).max(1 << 20);
     let after_separator = |j: usize| {
         let mut k = j;
         let mut seen_comma = false;
@@ -232,21 +345,36 @@ fn guess_event_start(b: &[u8], from: usize, to: usize) -> Option<usize> {
         }
         false
     };
-    let is_event =
-        |j: usize| TraceEvent::parse(b, j, 0).is_ok_and(|(ev, _)| ev.ph != Phase::Missing);
+    let is_event = |j: usize, left: &mut usize| {
+        let bounded = &b[..j.saturating_add(*left).min(b.len())];
+        let parsed = TraceEvent::parse(bounded, j, 0);
+        let read = match &parsed {
+            Ok((_, end)) => *end,
+            Err(LexError::Malformed { offset, .. }) => offset + 1,
+            Err(LexError::Incomplete) => bounded.len(),
+        };
+        *left = left.saturating_sub(read - j);
+        parsed.is_ok_and(|(ev, _)| ev.ph != Phase::Missing)
+    };
     let mut i = from;
     while let Some(k) = memchr(b'\n', &b[i..to]) {
         let j = skip_ws(b, i + k + 1);
-        if b.get(j) == Some(&b'{') && after_separator(j) && is_event(j) {
+        if b.get(j) == Some(&b'{') && after_separator(j) && is_event(j, &mut left) {
             return Some(j);
+        }
+        if left == 0 {
+            return None;
         }
         i += k + 1;
     }
     let mut i = from;
     while let Some(k) = memchr(b'{', &b[i..to]) {
         let j = i + k;
-        if after_separator(j) && is_event(j) {
+        if after_separator(j) && is_event(j, &mut left) {
             return Some(j);
+        }
+        if left == 0 {
+            return None;
         }
         i = j + 1;
     }
@@ -274,7 +402,7 @@ mod tests {
 }
 
 #[cfg(test)]
-mod parallel_tests {
+pub(super) mod parallel_tests {
     use super::*;
 
     /// ~40 MB of events whose `args` hold nested objects that look like events (`},` then a
@@ -358,6 +486,111 @@ mod parallel_tests {
         assert!(one.damage.iter().all(|d| d.skipped_events == 1));
         assert_eq!(one.events + 7, whole.events);
         assert_eq!(one.task_marks.len() + 7, whole.task_marks.len());
+    }
+
+    /// `lines` after a damaged event, then a long task: each line a candidate event start
+    /// (or split guess) whose brackets never close, so that its check reads to the end.
+    pub(in crate::scan) fn unclosed_after_damage(
+        line: &str,
+        lines: usize,
+    ) -> (Vec<u8>, usize, usize) {
+        let mut s = String::from("{\"traceEvents\":[\n");
+        s += "{\"ph\":\"X\",\"name\":\"RunTask\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":60000},\n";
+        let damaged = s.len();
+        s += "{\"ph\":\"X\",#BAD\n";
+        s += &line.repeat(lines);
+        let last = s.len();
+        s += "{\"ph\":\"X\",\"name\":\"RunTask\",\"pid\":1,\"tid\":1,\"ts\":100000,\"dur\":60000}]}\n";
+        (s.into_bytes(), damaged, last)
+    }
+
+    /// Runs `f` on another thread; panics when it takes more than 20 s (the unbounded
+    /// recovery takes minutes on these inputs, the bounded one well under a second).
+    pub(in crate::scan) fn within_20_s<T: Send + 'static>(
+        what: &str,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(f()));
+        rx.recv_timeout(std::time::Duration::from_secs(20))
+            .unwrap_or_else(|_| panic!("{what}: no result in 20 s"))
+    }
+
+    #[test]
+    fn recovery_after_damage_is_linear_in_one_range_and_in_parallel() {
+        // 150,000 lines `{"x":[0,},`: each is a resync candidate and (after `},`) a split
+        // guess whose `[` never closes (1.6 MB; the checks read ~10^11 bytes unbounded).
+        let (b, damaged, last) = unclosed_after_damage("{\"x\":[0,},\n", 150_000);
+        let b = std::sync::Arc::new(b);
+        // The allowance (4n and the slack), the candidate that spends it (at most n), then
+        // reads that stop at the next line (n in all).
+        let alone = b.clone();
+        let (found, read) = within_20_s("resync", move || {
+            let mut recovery = Recovery::for_walk(alone.len());
+            let found = resync(&alone, damaged + 1, true, &mut recovery);
+            (found, recovery.read)
+        });
+        assert_eq!(found, Resync::At(last));
+        assert!(
+            read <= 6 * b.len() as u64 + RECOVERY_SLACK,
+            "{read} bytes read"
+        );
+        let start = b.iter().position(|&c| c == b'[').unwrap() + 1;
+        let check = |t: crate::scan::ScannedTrace, path: &str| {
+            assert_eq!(t.events, 2, "{path}");
+            assert_eq!(t.task_marks.len(), 2, "{path}");
+            assert_eq!(t.damage.len(), 1, "{path}");
+            let d = &t.damage[0];
+            assert_eq!(
+                (d.offset, d.resumed),
+                (damaged as u64 + 10, last as u64),
+                "{path}"
+            );
+            assert_eq!(d.skipped_events, 150_001, "{path}");
+            assert_eq!(t.end, Some(crate::scan::ArrayEnd::Closed), "{path}");
+        };
+        let one = b.clone();
+        check(
+            within_20_s("one range", move || {
+                crate::scan::scan(&one, start, true).unwrap()
+            }),
+            "one range",
+        );
+        let two = b.clone();
+        let parallel = within_20_s("parallel ranges", move || {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .build()
+                .unwrap();
+            pool.install(|| {
+                with_range_bytes(two.len() / 5, || crate::scan::scan(&two, start, true))
+            })
+            .unwrap()
+        });
+        check(parallel, "parallel ranges");
+        // The stream: `stream::tests::a_damaged_stream_recovers_in_linear_time`.
+    }
+
+    #[test]
+    fn damaged_events_that_read_to_the_end_are_bounded_too() {
+        // 40,000 events whose `[` never closes, each followed by a good one: each damaged
+        // event's own read goes to the end of the file (1.5 MB).
+        let (b, _, _) = unclosed_after_damage(
+            "{\"ph\":\"X\",\"zz\":[0,\n{\"ph\":\"I\",\"pid\":1,\"tid\":1,\"ts\":7}\n",
+            40_000,
+        );
+        let start = b.iter().position(|&c| c == b'[').unwrap() + 1;
+        let t = within_20_s("one range", move || {
+            crate::scan::scan(&b, start, true).unwrap()
+        });
+        // The first damaged stretches are found by full reads, the later ones by reads
+        // that stop at the next line: every good event is kept either way.
+        // (The first damaged event's resync skips the first of them too.)
+        assert_eq!(t.events, 2 + 40_000);
+        assert_eq!(t.damage.len(), 40_000);
+        assert_eq!(t.damage[0].skipped_events, 2);
+        assert!(t.damage[1..].iter().all(|d| d.skipped_events == 1));
+        assert_eq!(t.end, Some(crate::scan::ArrayEnd::Closed));
     }
 
     #[test]

@@ -847,6 +847,23 @@ mod tests {
     }
 
     #[test]
+    fn a_damaged_stream_recovers_in_linear_time() {
+        // As `recovery_after_damage_is_linear_in_one_range_and_in_parallel`, in blocks of
+        // 64 KiB: the walk waits for the bytes that decide, then resyncs within its bound.
+        use crate::scan::split::parallel_tests::{unclosed_after_damage, within_20_s};
+        let (b, damaged, last) = unclosed_after_damage("{\"x\":[0,},\n", 150_000);
+        let (t, err) = within_20_s("stream", move || {
+            scan_blocks(&mut b.chunks(64 << 10).map(|c| Ok(c.to_vec()))).unwrap()
+        });
+        assert!(err.is_none());
+        assert_eq!((t.events, t.task_marks.len(), t.damage.len()), (2, 2, 1));
+        let d = &t.damage[0];
+        assert_eq!((d.offset, d.resumed), (damaged as u64 + 10, last as u64));
+        assert_eq!(d.skipped_events, 150_001);
+        assert_eq!(t.end, Some(ArrayEnd::Closed));
+    }
+
+    #[test]
     fn whitespace_before_the_envelope_is_dropped_with_offsets_kept() {
         let pad = " \n".repeat(500);
         let text = format!(
