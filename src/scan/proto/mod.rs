@@ -25,7 +25,7 @@ pub(crate) mod wire;
 use std::collections::HashMap;
 
 use annotations::{Budget, INTERNED_CUT, INTERNED_PER_EVENT, Interned, push_members, push_string};
-use wire::{Fields, Value, WireError, varint, well_formed};
+use wire::{Fields, Value, WireError, varint, well_formed, well_formed_within};
 
 use super::event::TraceEvent;
 use super::{ArrayEnd, Collector, MATCHED_NAMES, ScannedTrace};
@@ -36,6 +36,11 @@ use crate::vocab::FastMap;
 /// A packet longer than this is taken for corrupt framing (Perfetto's own writers keep
 /// packets far smaller; Chrome's largest, a `ProfileChunk`, are tens of KB).
 pub(crate) const MAX_PACKET: u64 = 256 << 20;
+
+/// Fields the checks of framing candidates may read beyond two per byte of input before
+/// them ([`ProtoScan::resync_check`]): 16 million, some 50 ms, more than the packets
+/// after a few honest breaks hold.
+const RESYNC_SLACK: u64 = 16 << 20;
 
 /// Entries past which a sequence's interned tables, or the tracks, take no more (a
 /// hostile file cannot grow them without end; Chrome interns a few thousand).
@@ -249,6 +254,8 @@ pub(crate) struct ProtoScan {
     odd: Odd,
     /// Where skipped framing started, while looking for the next packet.
     resync_from: Option<u64>,
+    /// Fields read by the checks of framing candidates ([`RESYNC_SLACK`]).
+    resync_fields: u64,
     damage: Vec<(u64, u64)>,
     truncated_at: Option<u64>,
 }
@@ -271,6 +278,7 @@ impl Default for ProtoScan {
             last_ts: None,
             odd: Odd::default(),
             resync_from: None,
+            resync_fields: 0,
             damage: Vec::new(),
             truncated_at: None,
         }
@@ -352,7 +360,8 @@ impl ProtoScan {
                     // file reads).
                     (0x0a, Candidate::Packet(_, e)) if e == b.len() && !at_end => return i,
                     (0x0a, Candidate::Packet(s, e))
-                        if well_formed(&b[s..e]) && (e == b.len() || b[e] == 0x0a) =>
+                        if (e == b.len() || b[e] == 0x0a)
+                            && self.resync_check(&b[s..e], base + i as u64) =>
                     {
                         self.damage.push((from, base + i as u64));
                         self.resync_from = None;
@@ -386,6 +395,26 @@ impl ProtoScan {
             self.damage.push((from, base + b.len() as u64));
         }
         b.len()
+    }
+
+    /// Whether the body of a framing candidate at input byte `offset` reads as a message.
+    /// Each candidate could declare a packet of up to [`MAX_PACKET`] bytes and read as
+    /// fields (a `0a` byte inside every `fixed64`): the checks read at most two fields per
+    /// byte of input up to `offset` and [`RESYNC_SLACK`] fields in all, so that the search
+    /// stays linear in the input's size; a candidate that needs more is rejected (its
+    /// bytes are searched on, and reported skipped).
+    fn resync_check(&mut self, body: &[u8], offset: u64) -> bool {
+        let (ok, read) = well_formed_within(body, self.resync_allowance(offset));
+        self.resync_fields += read;
+        ok == Some(true)
+    }
+
+    /// Fields the checks of framing candidates may still read at input byte `offset`.
+    fn resync_allowance(&self, offset: u64) -> u64 {
+        offset
+            .saturating_mul(2)
+            .saturating_add(RESYNC_SLACK)
+            .saturating_sub(self.resync_fields)
     }
 
     /// Reads one packet at input byte `offset`.

@@ -410,3 +410,40 @@ fn interned_text_held_by_open_slices_is_bounded() {
     let t = s.finish();
     assert_eq!(t.diagnostics.count(INTERNED_CUT), 10);
 }
+
+#[test]
+fn framing_candidates_are_checked_in_linear_time() {
+    // After a bad field, 40,000 fixed64 fields each holding a `0a` that declares a
+    // 2,097,157-byte packet: each such packet's end is another `0a` and its body reads as
+    // fields up to the field that crosses that end (2.4 MB; ~10^10 fields read unbounded,
+    // minutes). The renderer's packets follow and are found.
+    let mut b = trace(&[Msg::default().int(1, 1)]);
+    let bad = b.len();
+    b.extend_from_slice(&[0x0a, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+    let period = [0x09, 0x0a, 0x85, 0x80, 0x80, 0x01, 0x10, 0x80, 0x00];
+    let declared = varint(&period, &mut 2).unwrap();
+    assert_eq!((declared, declared % 9), (2_097_157, 4));
+    for _ in 0..40_000 + declared as usize / 9 {
+        b.extend_from_slice(&period);
+    }
+    let renderer_at = b.len();
+    b.extend_from_slice(&trace(&renderer()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(scan_bytes(&b));
+    });
+    let t = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("scanned within 20 s");
+    assert_eq!(t.task_marks.len(), 1);
+    assert_eq!(t.profiles.len(), 1);
+    let note = format!(
+        "protobuf framing broken at byte {bad}: {} bytes skipped to the next trace packet, at byte {renderer_at}",
+        renderer_at - bad
+    );
+    assert!(
+        t.diagnostics.notes().contains(&note),
+        "{:?}",
+        t.diagnostics.notes()
+    );
+}

@@ -148,6 +148,26 @@ pub(crate) fn well_formed(b: &[u8]) -> bool {
     f.error.is_none()
 }
 
+/// [`well_formed`], reading at most `fields` fields: `None` when that is not enough to
+/// tell. Also returns the fields read (the work done: a field is read in constant time,
+/// the contents of length-delimited ones skipped).
+pub(crate) fn well_formed_within(b: &[u8], fields: u64) -> (Option<bool>, u64) {
+    let mut f = Fields::of(b);
+    let mut read = 0;
+    loop {
+        if f.i >= b.len() {
+            return (Some(true), read);
+        }
+        if read == fields {
+            return (None, read);
+        }
+        if f.next().is_none() {
+            return (Some(false), read);
+        }
+        read += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
