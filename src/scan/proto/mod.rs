@@ -252,8 +252,9 @@ pub(crate) struct ProtoScan {
     first_ts: Option<i64>,
     last_ts: Option<i64>,
     odd: Odd,
-    /// Where skipped framing started, while looking for the next packet.
-    resync_from: Option<u64>,
+    /// Where skipped framing started, while looking for the next packet, and whether it
+    /// was a packet the end of the input cut (a truncated file, when no packet follows).
+    resync_from: Option<(u64, bool)>,
     /// Fields read by the checks of framing candidates ([`RESYNC_SLACK`]).
     resync_fields: u64,
     damage: Vec<(u64, u64)>,
@@ -295,6 +296,40 @@ enum Candidate {
     Cut,
     /// Not a field.
     Bad,
+}
+
+/// Which offsets of the bytes walked start packets that follow one another to the end
+/// exactly. After a length that runs past the end, a packet is trusted only when the
+/// packets from it reach the end: inside a packet the file cut, a nested message (field
+/// 1, like a packet) followed by another reads as a packet too, but the other fields
+/// around it, or the field the cut ends inside, do not. Each offset is looked at once,
+/// whatever the candidates.
+#[derive(Default)]
+struct PacketsToEnd {
+    known: FastMap<usize, bool>,
+}
+
+impl PacketsToEnd {
+    /// True when the packets from `b[i]` follow one another to the end of `b`.
+    fn from(&mut self, b: &[u8], i: usize) -> bool {
+        let mut path = Vec::new();
+        let mut j = i;
+        let ok = loop {
+            if j == b.len() {
+                break true;
+            }
+            if let Some(&known) = self.known.get(&j) {
+                break known;
+            }
+            path.push(j);
+            match top_field(b, j) {
+                Candidate::Packet(_, e) => j = e,
+                _ => break false,
+            }
+        };
+        self.known.extend(path.into_iter().map(|j| (j, ok)));
+        ok
+    }
 }
 
 /// Reads the top-level field at `b[i]`.
@@ -348,11 +383,16 @@ fn top_field(b: &[u8], i: usize) -> Candidate {
 impl ProtoScan {
     /// Walks the packets of `b` (at byte `base` of the input); `at_end`: nothing follows
     /// `b`. Returns how many bytes were used: the rest (a packet not yet complete) is to
-    /// be handed again with the bytes that follow.
+    /// be handed again with the bytes that follow. Broken framing (a bad field, or at the
+    /// end a packet longer than the bytes left) is skipped to the next packet that reads
+    /// as a message followed by another packet or the end ([`ProtoScan::resync_check`]);
+    /// after a packet the end cut, from which packets follow to the end ([`PacketsToEnd`]),
+    /// and when there is none the file is truncated there.
     pub(crate) fn walk(&mut self, b: &[u8], base: u64, at_end: bool) -> usize {
         let mut i = 0;
+        let mut to_end = PacketsToEnd::default();
         while i < b.len() {
-            if let Some(from) = self.resync_from {
+            if let Some((from, cut)) = self.resync_from {
                 // Looking for the next packet: a `0a` whose packet reads as a message and
                 // is followed by another packet or the end.
                 match (b[i], top_field(b, i)) {
@@ -361,6 +401,7 @@ impl ProtoScan {
                     (0x0a, Candidate::Packet(_, e)) if e == b.len() && !at_end => return i,
                     (0x0a, Candidate::Packet(s, e))
                         if (e == b.len() || b[e] == 0x0a)
+                            && (!cut || to_end.from(b, e))
                             && self.resync_check(&b[s..e], base + i as u64) =>
                     {
                         self.damage.push((from, base + i as u64));
@@ -381,18 +422,24 @@ impl ProtoScan {
                 }
                 Candidate::Other(e) => i = e,
                 Candidate::Cut if !at_end => return i,
+                // A length past the end: the file is cut inside this packet, or the
+                // length is broken and packets follow (docs/INPUTS.md).
                 Candidate::Cut => {
-                    self.truncated_at = Some(base + i as u64);
-                    return b.len();
+                    self.resync_from = Some((base + i as u64, true));
+                    i += 1;
                 }
                 Candidate::Bad => {
-                    self.resync_from = Some(base + i as u64);
+                    self.resync_from = Some((base + i as u64, false));
                     i += 1;
                 }
             }
         }
-        if at_end && let Some(from) = self.resync_from.take() {
-            self.damage.push((from, base + b.len() as u64));
+        if at_end && let Some((from, cut)) = self.resync_from.take() {
+            if cut {
+                self.truncated_at = Some(from);
+            } else {
+                self.damage.push((from, base + b.len() as u64));
+            }
         }
         b.len()
     }

@@ -412,6 +412,54 @@ fn interned_text_held_by_open_slices_is_bounded() {
 }
 
 #[test]
+fn a_packet_length_past_the_end_is_skipped_to_the_next_packet() {
+    // A packet of no interest before the ProfileChunk, its length raised by 1,000,000: it
+    // runs past the end of the file. The packets after it are read as without it, on the
+    // whole file and a stream.
+    let mut packets = renderer();
+    let expected = scan_bytes(&trace(&packets));
+    assert_eq!(expected.task_marks.len(), 1);
+    assert_eq!(expected.profile_data.len(), 1);
+    let head = trace(&packets[..9]);
+    packets.insert(
+        9,
+        Msg::default()
+            .int(10, 2)
+            .int(8, 1)
+            .bytes(30, b"no interest"),
+    );
+    let body = &packets[9].0;
+    let mut b = head.clone();
+    b.push(0x0a);
+    put_varint(&mut b, body.len() as u64 + 1_000_000);
+    b.extend_from_slice(body);
+    let next = b.len();
+    b.extend_from_slice(&trace(&packets[10..]));
+    let note = format!(
+        "protobuf framing broken at byte {}: {} bytes skipped to the next trace packet, at byte {next}",
+        head.len(),
+        next - head.len()
+    );
+    let whole = scan_bytes(&b);
+    let mut blocks = b.chunks(16).map(|c| Ok(c.to_vec()));
+    let (stream, err) = scan_stream(Vec::new(), true, &mut blocks);
+    assert!(err.is_none());
+    for (t, path) in [(whole, "whole"), (stream, "stream")] {
+        assert_eq!(t.end, Some(ArrayEnd::Closed), "{path}");
+        assert_eq!(t.task_marks, expected.task_marks, "{path}");
+        assert_eq!(t.profiles.len(), 1, "{path}");
+        assert_eq!(t.profile_data.len(), expected.profile_data.len(), "{path}");
+        assert_eq!(t.thread_names, expected.thread_names, "{path}");
+        assert_eq!(t.events, expected.events, "{path}");
+        assert!(
+            t.diagnostics.notes().contains(&note),
+            "{path}: {:?}",
+            t.diagnostics.notes()
+        );
+    }
+}
+
+#[test]
 fn framing_candidates_are_checked_in_linear_time() {
     // After a bad field, 40,000 fixed64 fields each holding a `0a` that declares a
     // 2,097,157-byte packet: each such packet's end is another `0a` and its body reads as
