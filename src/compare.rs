@@ -595,7 +595,7 @@ pub(crate) fn write_markdown(
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     writeln!(out, "## taskchain: candidate vs baseline\n")?;
-    use crate::report::text::{cell, shorten};
+    use crate::report::text::{cell, code, shorten};
     writeln!(
         out,
         "| scope | leaf | base ms | candidate ms | Δ | base tasks | candidate tasks | p | change |"
@@ -615,7 +615,7 @@ pub(crate) fn write_markdown(
         writeln!(
             out,
             "| {scope} | {} | {} | {} | {delta} | {:.2} | {:.2} | {:.4} | {} |",
-            cell(&c.leaf),
+            code(&c.leaf),
             ms3(c.base_ms),
             ms3(c.candidate_ms),
             c.base_tasks,
@@ -630,7 +630,7 @@ pub(crate) fn write_markdown(
     if !failed.is_empty() {
         writeln!(out, "\n**Files that could not be read:**\n")?;
         for f in failed {
-            writeln!(out, "- {}", cell(f))?;
+            writeln!(out, "- {}", code(f))?;
         }
     }
     Ok(())

@@ -21,6 +21,35 @@ fn bad_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
+fn markdown_shows_names_and_files_from_the_input_as_text() {
+    // A function named `</script><img src=x onerror=…>` (tests/html_report.rs), in a file
+    // whose name is a Markdown link: in the PR comment neither may render as HTML or a
+    // link, so each sits in a code span (between backticks, which it cannot hold).
+    let dir = tempfile::tempdir().unwrap();
+    let trace = crate::html_report::hostile_trace(dir.path());
+    let linked = dir.path().join("[x](https:__a.example).json");
+    std::fs::rename(&trace, &linked).unwrap();
+    let md = dir.path().join("r.md");
+    taskchain()
+        .args(["-q", "-o", "/dev/null", "--markdown"])
+        .arg(&md)
+        .arg(&linked)
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(&md).unwrap();
+    let rows: Vec<&str> = md.lines().filter(|l| l.contains("<img")).collect();
+    assert!(!rows.is_empty(), "{md}");
+    for line in md
+        .lines()
+        .filter(|l| l.contains("<img") || l.contains("[x]("))
+    {
+        // Outside the code spans (odd pieces between backticks) no markup is left.
+        let outside: String = line.split('`').step_by(2).collect();
+        assert!(!outside.contains('<') && !outside.contains("]("), "{line}");
+    }
+}
+
+#[test]
 fn a_standard_error_that_takes_no_line_loses_no_report() {
     // The bad files' `error:` lines and the summary go to a standard error that fails
     // every write: a pipe whose reader is gone (EPIPE; `2>&1 | head -1` once it has read

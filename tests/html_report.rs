@@ -167,7 +167,7 @@ fn compare_pages_lead_with_the_changes() {
 }
 
 /// A trace whose function name and script URL hold markup, a line separator and quotes.
-fn hostile_trace(dir: &Path) -> PathBuf {
+pub(crate) fn hostile_trace(dir: &Path) -> PathBuf {
     let name = "</script><img src=x onerror=\\\"document.title='pwned'\\\">\u{2028}'q'";
     let url = "https://x.example/</script><script>alert(1)</script>.js?\\\"a\\\"";
     let mut events = vec![

@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use super::millis_text;
-use super::text::{cell, plural, shorten};
+use super::text::{cell, code, plural, shorten};
 use crate::time::TimeDelta;
 
 /// One file's line in the report.
@@ -130,7 +130,7 @@ impl MarkdownReport {
                 writeln!(
                     out,
                     "| {} | {} | {} | {} |",
-                    cell(&l.file),
+                    code(&l.file),
                     l.long_tasks,
                     millis_text(l.blocking_time),
                     millis_text(l.max_task)
@@ -182,7 +182,7 @@ impl MarkdownReport {
                     out,
                     "| `{}` | {} | {} | {} |",
                     cell(&shorten(chain, 90)),
-                    cell(leaf),
+                    code(leaf),
                     n,
                     millis_text(*t)
                 )?;
@@ -205,8 +205,8 @@ impl MarkdownReport {
                 writeln!(
                     out,
                     "| {} | {}{} | {} | {} | {} | {} | {} | {} |",
-                    cell(&l.file),
-                    cell(&l.kind),
+                    code(&l.file),
+                    code(&l.kind),
                     if l.is_inp { " INP" } else { "" },
                     millis_text(l.duration),
                     millis_text(l.phases[0]),
@@ -225,7 +225,7 @@ impl MarkdownReport {
         if !self.failed.is_empty() {
             writeln!(out, "### Files that could not be read\n")?;
             for f in &self.failed {
-                writeln!(out, "- {}", cell(f))?;
+                writeln!(out, "- {}", code(f))?;
             }
         }
         Ok(())

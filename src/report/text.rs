@@ -13,6 +13,18 @@ pub(crate) fn cell(s: &str) -> String {
         .replace('`', "'")
 }
 
+/// `s` from the input (a name, a file, an error) as a Markdown table cell or list item that
+/// shows as text: a code span of [`cell`], in which GitHub renders no HTML, link or
+/// emphasis (a function named `<img src=…>` or `[x](https://…)` in a PR comment). Empty
+/// for an empty `s` (an empty code span shows its backticks).
+pub(crate) fn code(s: &str) -> String {
+    if s.is_empty() {
+        String::new()
+    } else {
+        format!("`{}`", cell(s))
+    }
+}
+
 /// Shortens a chain text (`frame > frame > …`, see [`super::chain_text`]) to about `max`
 /// characters for a table cell, by whole frames: keeps the first frame (where the task
 /// entered JavaScript), the leaf, and the frames before the leaf that fit, and says how
