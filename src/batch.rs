@@ -337,7 +337,7 @@ pub(crate) fn for_each_handed(
                     if bar.is_hidden() {
                         say!("{line}");
                     } else {
-                        bar.println(line);
+                        bar.println(crate::report::text::printable(&line));
                     }
                 }
                 hand(Handed::Outcome(out))?;

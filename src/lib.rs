@@ -36,12 +36,15 @@
 
 /// `eprintln!` that cannot panic: a line standard error cannot take (a closed pipe, a full
 /// disk) is dropped, so that the report is still written and the exit code still says how
-/// the run went (`eprintln!` panics there, ending the run with exit code 101).
+/// the run went (`eprintln!` panics there, ending the run with exit code 101). Control
+/// characters from the input (names, file names) are escaped ([`report::text::printable`]),
+/// so that a message stays one line and cannot forge another or drive the terminal.
 #[allow(unused_macros)]
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", $crate::report::text::printable(&line));
     }};
 }
 
@@ -156,5 +159,6 @@ pub mod internals {
         pub use crate::output::remove_on_interrupt;
         #[cfg(feature = "record")]
         pub use crate::record::run as record;
+        pub use crate::report::text::printable;
     }
 }

@@ -5,11 +5,13 @@
 use std::process::ExitCode;
 
 /// `eprintln!` that cannot panic: a line standard error cannot take (a closed pipe, a full
-/// disk) is dropped, and the exit code still says how the run went.
+/// disk) is dropped, and the exit code still says how the run went. Control characters
+/// from the input are escaped (`printable`), so that a message stays one line.
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        let line = format!($($arg)*);
+        let _ = writeln!(std::io::stderr(), "{}", cli::printable(&line));
     }};
 }
 

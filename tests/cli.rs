@@ -50,6 +50,25 @@ fn markdown_shows_names_and_files_from_the_input_as_text() {
 }
 
 #[test]
+fn a_file_name_cannot_forge_a_line_of_standard_error() {
+    // A file named with a new line, a GitHub Actions command and an ESC sequence, that is
+    // not a trace: its error line names it with those characters escaped, one line.
+    let dir = tempfile::tempdir().unwrap();
+    let name = dir.path().join("a\n::error file=x::forged\u{1b}[2K.json");
+    std::fs::write(&name, b"{\"name\":\"left-pad\"}").unwrap();
+    let out = taskchain().arg(&name).assert().code(2).get_output().clone();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}"); // the file's error and the summary
+    assert!(lines[0].starts_with("taskchain: error: "), "{stderr}");
+    assert!(
+        lines[0].contains("a\\x0a::error file=x::forged\\x1b[2K.json: not a trace"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}'));
+}
+
+#[test]
 fn a_standard_error_that_takes_no_line_loses_no_report() {
     // The bad files' `error:` lines and the summary go to a standard error that fails
     // every write: a pipe whose reader is gone (EPIPE; `2>&1 | head -1` once it has read

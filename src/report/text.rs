@@ -58,9 +58,48 @@ pub(crate) fn shorten(s: &str, max: usize) -> String {
     )
 }
 
+/// `line` with the characters by which text from the input could act on a terminal or a
+/// log written as escapes: control characters (a new line that forges another message,
+/// an ESC sequence, a NUL) as `\x0a`, the C1 controls, line separators and bidirectional
+/// overrides as `\u{202e}`. A message stays one line and shows what the input holds.
+pub fn printable(line: &str) -> std::borrow::Cow<'_, str> {
+    fn acts(c: char) -> bool {
+        c.is_control()
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    }
+    if !line.chars().any(acts) {
+        return std::borrow::Cow::Borrowed(line);
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    for c in line.chars() {
+        match c {
+            c if acts(c) && (c as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if acts(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_that_would_act_on_a_terminal_is_escaped() {
+        assert_eq!(printable("plain é 漢 text"), "plain é 漢 text");
+        assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
+        // A forged second message, an ESC sequence, a NUL, a tab.
+        assert_eq!(
+            printable("x\n::error file=a::y\u{1b}[2K\0\t"),
+            "x\\x0a::error file=a::y\\x1b[2K\\x00\\x09"
+        );
+        // C1 control, line separator, right-to-left override.
+        assert_eq!(
+            printable("a\u{85}b\u{2028}c\u{202e}d"),
+            "a\\u{85}b\\u{2028}c\\u{202e}d"
+        );
+    }
 
     #[test]
     fn shortened_chains_keep_both_ends_and_the_depth() {
