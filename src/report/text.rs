@@ -62,6 +62,8 @@ pub(crate) fn shorten(s: &str, max: usize) -> String {
 /// log written as escapes: control characters (a new line that forges another message,
 /// an ESC sequence, a NUL) as `\x0a`, the C1 controls, line separators and bidirectional
 /// overrides as `\u{202e}`. A message stays one line and shows what the input holds.
+// Only the command line writes to standard error.
+#[cfg_attr(not(feature = "cli"), allow(dead_code, unreachable_pub))]
 pub fn printable(line: &str) -> std::borrow::Cow<'_, str> {
     fn acts(c: char) -> bool {
         c.is_control()
