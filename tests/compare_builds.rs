@@ -200,7 +200,7 @@ fn a_task_30_percent_longer_in_every_run_is_a_regression() {
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(
         md.contains(
-            "| `onSaveClick (http://127.0.0.1:34169/app.c41d9e07.js?v=1:9:21) > …2… > spin (http://127.0.0.1:34169/app.c41d9e07.js?v=1:1:14)` | spin |"
+            "| `onSaveClick (http://127.0.0.1:34169/app.c41d9e07.js?v=1:9:21) > …2… > spin (http://127.0.0.1:34169/app.c41d9e07.js?v=1:1:14)` | `spin` |"
         ),
         "{md}"
     );
