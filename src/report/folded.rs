@@ -68,10 +68,16 @@ impl Folded {
         // URL would take a box's width before the name could show.
         let lines: Vec<String> = self
             .lines()
-            .map(|l| l.split(';').map(short_label).collect::<Vec<_>>().join(";"))
+            .map(|l| {
+                // Control characters are not allowed in XML: escaped, as on standard error.
+                l.split(';')
+                    .map(|f| crate::report::text::printable(&short_label(f)).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(";")
+            })
             .collect();
         let mut opt = inferno::flamegraph::Options::default();
-        opt.title = title.to_string();
+        opt.title = crate::report::text::printable(title).into_owned();
         opt.count_name = match self.weight {
             FoldedWeight::Samples => "samples".into(),
             FoldedWeight::Us => "µs".into(),
@@ -188,5 +194,30 @@ mod tests {
         let mut folded = Vec::new();
         f.write(&mut folded).unwrap();
         assert_eq!(String::from_utf8(folded).unwrap(), format!("{path} 5\n"));
+    }
+
+    #[cfg(feature = "cli")]
+    #[test]
+    fn the_flame_graph_holds_only_characters_xml_allows() {
+        // XML 1.0 allows no control character but tab, new line and carriage return, and
+        // neither U+FFFE nor U+FFFF: such characters in a name show as escapes.
+        let mut f = Folded::new(FoldedWeight::Samples);
+        f.add(&[(
+            "onClick;inner\u{1}x\0y\u{fffe} (a.js:1:2)".into(),
+            3,
+            TimeDelta::ZERO,
+        )]);
+        let mut svg = Vec::new();
+        f.flamegraph("t\u{7}", &mut svg).unwrap();
+        let svg = String::from_utf8(svg).unwrap();
+        let bad = |c: char| {
+            (c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+                || matches!(c, '\u{fffe}' | '\u{ffff}')
+        };
+        assert!(!svg.chars().any(bad), "{svg}");
+        assert!(
+            svg.contains("inner\\x01x\\x00y\\u{fffe} (a.js:1:2)"),
+            "{svg}"
+        );
     }
 }

@@ -60,14 +60,15 @@ pub(crate) fn shorten(s: &str, max: usize) -> String {
 
 /// `line` with the characters by which text from the input could act on a terminal or a
 /// log written as escapes: control characters (a new line that forges another message,
-/// an ESC sequence, a NUL) as `\x0a`, the C1 controls, line separators and bidirectional
-/// overrides as `\u{202e}`. A message stays one line and shows what the input holds.
-// Only the command line writes to standard error.
+/// an ESC sequence, a NUL) as `\x0a`, the C1 controls, line separators, bidirectional
+/// overrides and the noncharacters U+FFFE and U+FFFF as `\u{202e}`. A message stays one
+/// line and shows what the input holds; in an SVG, no character XML 1.0 refuses is left.
+// Only the command line writes to standard error and flame graphs.
 #[cfg_attr(not(feature = "cli"), allow(dead_code, unreachable_pub))]
 pub fn printable(line: &str) -> std::borrow::Cow<'_, str> {
     fn acts(c: char) -> bool {
         c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{fffe}' | '\u{ffff}')
     }
     if !line.chars().any(acts) {
         return std::borrow::Cow::Borrowed(line);
