@@ -156,6 +156,7 @@ pub mod internals {
         pub use crate::batch::{analyze_all, run};
         pub use crate::cli::{Cli, Job, completions, mistyped_in_args};
         pub use crate::compare::run as compare;
+        pub use crate::output::interrupted;
         pub use crate::output::remove_on_interrupt;
         #[cfg(feature = "record")]
         pub use crate::record::run as record;

@@ -186,6 +186,11 @@ fn run() -> u8 {
                 .map(|()| exit::OK)
         }
     };
+    // Interrupted: the signal handler ends the process with 130 once it has stopped the
+    // browser and removed the temporary files; an error that stopping caused is not said.
+    while cli::interrupted() {
+        std::thread::park();
+    }
     match result {
         Ok(code) => code,
         Err(err) => {

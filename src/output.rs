@@ -224,11 +224,22 @@ pub(crate) fn forget_on_interrupt(key: u64) {
     interrupt_cleanups(|c| c.retain(|(k, _)| *k != key));
 }
 
+/// Set once SIGINT or SIGTERM arrived ([`remove_on_interrupt`]).
+static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// True once SIGINT or SIGTERM arrived: the handler is cleaning up and will end the process
+/// with 130. A failure the cleanup caused (the browser it stopped closed the connection)
+/// is not the run's to report.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// On SIGINT or SIGTERM, runs the cleanups registered (a browser to stop), removes the temporary
 /// output files (the targets were never touched) and exits with 130. SIGKILL cannot be
 /// caught: its temporary files stay.
 pub fn remove_on_interrupt() {
     let _ = ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
         for (_, mut f) in interrupt_cleanups(std::mem::take) {
             f();
         }

@@ -475,6 +475,51 @@ fn a_browser_that_never_answers_times_out_and_is_stopped() {
 }
 
 #[test]
+fn an_interrupted_recording_exits_130_and_leaves_nothing() {
+    let _one = ONE_BROWSER.lock().unwrap_or_else(|p| p.into_inner());
+    let s = Scratch::new();
+    let port = serve();
+    let url = format!("http://127.0.0.1:{port}/page.html");
+    for signal in ["-INT", "-TERM"] {
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskchain"))
+            .args([
+                "record",
+                &url,
+                "--duration",
+                "60",
+                "--save-trace",
+                "t.json.gz",
+            ])
+            .env("TMPDIR", s.path("tmp"))
+            .env("CHROME_PATH", browser())
+            .current_dir(s.path(""))
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Long enough for the browser to start and the recording to begin.
+        std::thread::sleep(std::time::Duration::from_secs(4));
+        let killed = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = child.wait_with_output().unwrap();
+        let err = stderr(&out);
+        // Said once, as an interruption: not also as a failed recording (the browser the
+        // handler stopped closed the connection), and the code is 130, not 2.
+        assert_eq!(out.status.code(), Some(130), "{signal}: {err}");
+        assert!(
+            err.contains("taskchain: interrupted: no output was put in place"),
+            "{err}"
+        );
+        assert!(!err.contains("error:"), "{signal}: {err}");
+        assert!(!s.path("t.json.gz").exists());
+        s.assert_nothing_left();
+    }
+}
+
+#[test]
 fn usage_errors_come_before_any_browser() {
     let s = Scratch::new();
     let bad = s.path("bad.json");
